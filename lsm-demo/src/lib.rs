@@ -1,0 +1,1 @@
+//! PLACEHOLDER: the `lsm-demo` crate is being written.

@@ -1,0 +1,2 @@
+//! PLACEHOLDER: the `lsm-demo` command line is being written.
+fn main() {}

@@ -1,0 +1,1 @@
+//! PLACEHOLDER: the `skiplist` crate is being written.

@@ -1,0 +1,1 @@
+//! PLACEHOLDER: the `vecmem` crate is being written.

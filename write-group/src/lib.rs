@@ -1,0 +1,1 @@
+//! PLACEHOLDER: the `write-group` crate is being written.
