@@ -1,1 +1,507 @@
-//! PLACEHOLDER: the `vecmem` crate is being written.
+//! A vector memtable: writers append, readers sort once.
+//!
+//! # What it is
+//!
+//! [`VecMem`] stores byte-string entries, ordered by a [`Comparator`], the way
+//! RocksDB's `VectorRep` does: an insert copies the entry into a
+//! [`ConcurrentArena`] and appends a pointer to an *unsorted* vector; the
+//! vector is sorted only when somebody reads it. Concurrent writers (RocksDB
+//! PR 13675) go through a [`Writer`]: it collects a batch in a buffer of its
+//! own, with no shared state touched but the arena, and hands the whole
+//! buffer to the shared vector under **one** lock acquisition when it is
+//! finished or dropped. Once [`VecMem::mark_read_only`] freezes the memtable,
+//! the first reader sorts the shared vector (in parallel with rayon when it
+//! is large) and every later reader shares that sorted vector.
+//!
+//! # When to use it
+//!
+//! For bulk loads: many writes, then one ordered pass (a flush), few or no
+//! reads while writing. An append is a copy and a push, where a skiplist
+//! insert is a search through cache-missing nodes; the sort at the end costs
+//! `O(n log n)` once, on contiguous memory, and can use every core.
+//!
+//! It is the wrong choice when the memtable is read while it is written:
+//! every cursor over a still-mutable `VecMem` copies and sorts the whole
+//! vector.
+//!
+//! # Alternatives
+//!
+//! - **`Mutex<Vec<_>>`** (std or `parking_lot`), pushing each entry: the same
+//!   data layout, but one lock acquisition per entry, so concurrent writers
+//!   queue on the lock; `VecMem` takes it once per batch.
+//! - **A concurrent skiplist** (this workspace's `skiplist`,
+//!   `crossbeam-skiplist`): always sorted, so reads during writes are cheap,
+//!   but every insert pays a search; use it for an engine's ordinary memtable.
+//! - **RocksDB's `VectorRep`** (through `rust-rocksdb`'s
+//!   `MemtableFactory::Vector`): the original, inside RocksDB, not usable as a
+//!   Rust data structure.
+//!
+//! # Example
+//!
+//! ```
+//! use vecmem::{BytewiseComparator, VecMem};
+//!
+//! let mem = VecMem::new(BytewiseComparator);
+//! std::thread::scope(|s| {
+//!     for t in 0..2u8 {
+//!         let mem = &mem;
+//!         s.spawn(move || {
+//!             let mut writer = mem.writer();
+//!             for i in 0..3u8 {
+//!                 writer.insert(&[b'a' + i, b'0' + t]);
+//!             }
+//!             writer.finish(); // one lock acquisition for the batch
+//!         });
+//!     }
+//! });
+//! mem.mark_read_only();
+//!
+//! let mut cursor = mem.cursor(); // the first reader sorts, once
+//! cursor.seek(b"b");
+//! let mut keys = Vec::new();
+//! while cursor.valid() {
+//!     keys.push(cursor.key());
+//!     cursor.next();
+//! }
+//! assert_eq!(keys, [b"b0", b"b1", b"c0", b"c1"]);
+//! assert_eq!(mem.sort_count(), 1);
+//! ```
+//!
+//! # Duplicates
+//!
+//! `VecMem` does not look for duplicates: inserting two entries that compare
+//! equal stores both, and a scan yields both, next to each other, in an
+//! unspecified order (the sort is unstable). An LSM engine never inserts the
+//! same internal key twice (keys carry a unique sequence number), so it never
+//! sees this.
+
+mod cursor;
+mod entry;
+mod sync;
+mod writer;
+
+use std::fmt;
+use std::sync::{Arc, PoisonError};
+
+use rayon::slice::ParallelSliceMut;
+
+pub use arena::ConcurrentArena;
+pub use comparator::{BytewiseComparator, Comparator};
+pub use cursor::{ArcCursor, Cursor};
+pub use writer::Writer;
+
+use entry::Entry;
+use sync::{AtomicUsize, Ordering, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Vectors at least this long are sorted with rayon; shorter ones on the
+/// calling thread. See [`VecMem::with_parallel_sort_threshold`].
+pub const DEFAULT_PARALLEL_SORT_THRESHOLD: usize = 1 << 14;
+
+/// A vector memtable: append concurrently, sort once, read in order.
+///
+/// See the [crate documentation](crate) for when to use it.
+///
+/// # Lifecycle
+///
+/// | state | [`insert`](VecMem::insert), [`Writer::finish`] | [`cursor`](VecMem::cursor) | leaves by |
+/// |---|---|---|---|
+/// | **mutable** | append to the unsorted shared vector | copies the vector under a read lock, sorts the copy privately | [`mark_read_only`](VecMem::mark_read_only) → read-only |
+/// | **read-only** | panic (programmer error) | takes the write lock, sorts the shared vector in place, publishes it | the first cursor → sorted |
+/// | **sorted** | panic (programmer error) | shares the sorted vector (an `Arc` clone under a read lock) | never |
+///
+/// [`len`](VecMem::len) and
+/// [`approximate_memory_usage`](VecMem::approximate_memory_usage) are plain
+/// atomic loads in every state.
+///
+/// # Examples
+///
+/// ```
+/// use vecmem::{BytewiseComparator, VecMem};
+///
+/// let mem = VecMem::new(BytewiseComparator);
+/// mem.insert(b"banana");
+/// mem.insert(b"apple");
+/// assert_eq!(mem.len(), 2);
+///
+/// let mut cursor = mem.cursor();
+/// cursor.seek_to_first();
+/// assert_eq!(cursor.key(), b"apple");
+/// ```
+pub struct VecMem<C: Comparator = BytewiseComparator> {
+    comparator: C,
+    /// Owns every entry's bytes; `Entry` pointers stay valid while it lives.
+    arena: ConcurrentArena,
+    shared: RwLock<Shared>,
+    /// Entries published to the shared vector (a copy of its length).
+    entry_count: AtomicUsize,
+    /// Bytes reserved by the shared vector (its capacity × entry size).
+    vector_bytes: AtomicUsize,
+    /// Sorts performed, private copies included.
+    sorts: AtomicUsize,
+    parallel_sort_threshold: usize,
+}
+
+/// What the lock protects; see the lifecycle table on [`VecMem`].
+struct Shared {
+    /// Published entries, in insertion order. Empty once `sorted` is set.
+    entries: Vec<Entry>,
+    read_only: bool,
+    /// The sorted entries of a read-only memtable, once its first reader
+    /// sorted them.
+    sorted: Option<Arc<Vec<Entry>>>,
+}
+
+impl<C: Comparator> VecMem<C> {
+    /// An empty memtable with an arena of its own.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// assert!(mem.is_empty());
+    /// ```
+    pub fn new(comparator: C) -> Self {
+        Self::with_arena(comparator, ConcurrentArena::new())
+    }
+
+    /// An empty memtable storing its entries in `arena` (for a chosen block
+    /// size, say). The memtable owns the arena; entries live until it drops.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, ConcurrentArena, VecMem};
+    /// let mem = VecMem::with_arena(BytewiseComparator, ConcurrentArena::with_block_size(1 << 20));
+    /// mem.insert(b"k");
+    /// assert_eq!(mem.len(), 1);
+    /// ```
+    pub fn with_arena(comparator: C, arena: ConcurrentArena) -> Self {
+        Self {
+            comparator,
+            arena,
+            shared: RwLock::new(Shared {
+                entries: Vec::new(),
+                read_only: false,
+                sorted: None,
+            }),
+            entry_count: AtomicUsize::new(0),
+            vector_bytes: AtomicUsize::new(0),
+            sorts: AtomicUsize::new(0),
+            parallel_sort_threshold: DEFAULT_PARALLEL_SORT_THRESHOLD,
+        }
+    }
+
+    /// Sets the vector length from which sorts run in parallel on rayon's
+    /// global pool ([`DEFAULT_PARALLEL_SORT_THRESHOLD`] by default);
+    /// `usize::MAX` keeps every sort on the reading thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let serial_only = VecMem::new(BytewiseComparator).with_parallel_sort_threshold(usize::MAX);
+    /// # drop(serial_only);
+    /// ```
+    pub fn with_parallel_sort_threshold(mut self, min_entries: usize) -> Self {
+        self.parallel_sort_threshold = min_entries;
+        self
+    }
+
+    /// The comparator ordering this memtable.
+    #[inline]
+    pub fn comparator(&self) -> &C {
+        &self.comparator
+    }
+
+    /// Copies `entry` into the arena and appends it, taking the shared lock
+    /// for this one entry. Concurrent writers should use a [`writer`]
+    /// (`VecMem::writer`) per batch instead.
+    ///
+    /// # Panics
+    ///
+    /// If the memtable is read-only ([`mark_read_only`](VecMem::mark_read_only)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(b"k");
+    /// assert_eq!(mem.len(), 1);
+    /// ```
+    ///
+    /// [`writer`]: VecMem::writer
+    #[inline]
+    pub fn insert(&self, entry: &[u8]) {
+        let entry = Entry::copy_into(&self.arena, entry);
+        self.append(entry, &[]);
+    }
+
+    /// A write buffer for one batch: its entries are copied into the arena
+    /// as they are inserted, and become visible to readers (and to
+    /// [`len`](VecMem::len)) all at once when the writer is finished or
+    /// dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// let mut writer = mem.writer();
+    /// writer.insert(b"a");
+    /// writer.insert(b"b");
+    /// assert_eq!(mem.len(), 0); // not published yet
+    /// writer.finish();
+    /// assert_eq!(mem.len(), 2);
+    /// ```
+    #[inline]
+    pub fn writer(&self) -> Writer<'_, C> {
+        Writer::new(self)
+    }
+
+    /// Entries published so far. Safe to call while writers run: it reads a
+    /// counter, never the vector.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(b"x");
+    /// assert_eq!(mem.len(), 1);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        // Relaxed: a statistic. It is stored under the lock that publishes
+        // the entries, and any later cursor takes that lock, so a cursor sees
+        // at least this many entries.
+        self.entry_count.load(Ordering::Relaxed)
+    }
+
+    /// Whether no entry is published yet.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes held: the arena (every entry copied so far, published or still
+    /// in a writer's buffer) plus the shared vector's capacity. Safe to call
+    /// while writers run. Writers' private buffers and readers' private
+    /// copies are not counted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(&[0; 100]);
+    /// assert!(mem.approximate_memory_usage() >= 100);
+    /// ```
+    #[inline]
+    pub fn approximate_memory_usage(&self) -> usize {
+        // Relaxed: a statistic, read without ordering against the vector.
+        self.arena.approximate_memory_usage() + self.vector_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Freezes the memtable: later inserts panic, and the first cursor sorts
+    /// the shared vector once for every reader. Idempotent.
+    ///
+    /// Call it after every [`Writer`] has finished; a writer that publishes
+    /// afterwards panics.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.mark_read_only();
+    /// assert!(mem.is_read_only());
+    /// ```
+    pub fn mark_read_only(&self) {
+        self.write_shared().read_only = true;
+    }
+
+    /// Whether [`mark_read_only`](VecMem::mark_read_only) was called.
+    pub fn is_read_only(&self) -> bool {
+        self.read_shared().read_only
+    }
+
+    /// How many sorts cursors have run so far: one per cursor over a mutable
+    /// memtable, and one in all for a read-only memtable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(b"k");
+    /// mem.mark_read_only();
+    /// let (_a, _b) = (mem.cursor(), mem.cursor());
+    /// assert_eq!(mem.sort_count(), 1);
+    /// ```
+    pub fn sort_count(&self) -> usize {
+        // Relaxed: a statistic; the sorted vector itself is published under
+        // the lock.
+        self.sorts.load(Ordering::Relaxed)
+    }
+
+    /// Appends one entry and a batch under a single write lock.
+    #[inline]
+    fn append(&self, first: Entry, rest: &[Entry]) {
+        let mut shared = self.write_shared();
+        if shared.read_only {
+            drop(shared);
+            write_after_freeze();
+        }
+        let entries = &mut shared.entries;
+        entries.reserve(1 + rest.len());
+        entries.push(first);
+        entries.extend_from_slice(rest);
+        // Relaxed (both): statistics; writers store them under the write
+        // lock, so they never go backwards, and readers need no ordering.
+        self.entry_count.store(entries.len(), Ordering::Relaxed);
+        self.vector_bytes
+            .store(entries.capacity() * size_of::<Entry>(), Ordering::Relaxed);
+    }
+
+    #[inline]
+    fn read_shared(&self) -> RwLockReadGuard<'_, Shared> {
+        // A panic under the lock (a comparator panicking mid-sort) leaves
+        // `Shared` valid: entries permuted, perhaps, but none lost.
+        self.shared.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    #[inline]
+    fn write_shared(&self) -> RwLockWriteGuard<'_, Shared> {
+        // See `read_shared` on poisoning.
+        self.shared.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<C: Comparator + Sync> VecMem<C> {
+    /// A cursor over the entries published so far, sorted; it starts invalid
+    /// (call a `seek*` first). On a mutable memtable it is a private snapshot:
+    /// later inserts do not show up in it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// for key in [b"c", b"a", b"b"] {
+    ///     mem.insert(key);
+    /// }
+    /// let mut cursor = mem.cursor();
+    /// cursor.seek_to_last();
+    /// assert_eq!(cursor.key(), b"c");
+    /// cursor.prev();
+    /// assert_eq!(cursor.key(), b"b");
+    /// ```
+    pub fn cursor(&self) -> Cursor<'_, C> {
+        Cursor::new(self, self.sorted_entries())
+    }
+
+    /// Like [`cursor`](VecMem::cursor), but owning a share of the memtable,
+    /// so that the cursor can outlive the borrow it was made from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use vecmem::{BytewiseComparator, VecMem};
+    ///
+    /// let mem = Arc::new(VecMem::new(BytewiseComparator));
+    /// mem.insert(b"k");
+    /// let mut cursor = mem.cursor_arc();
+    /// drop(mem);
+    /// cursor.seek_to_first();
+    /// assert_eq!(cursor.key(), b"k");
+    /// ```
+    pub fn cursor_arc(self: &Arc<Self>) -> ArcCursor<C> {
+        ArcCursor::new(Arc::clone(self), self.sorted_entries())
+    }
+
+    /// The published entries, sorted: shared if read-only, else a copy.
+    #[inline]
+    fn sorted_entries(&self) -> Arc<Vec<Entry>> {
+        {
+            let shared = self.read_shared();
+            if let Some(sorted) = &shared.sorted {
+                return Arc::clone(sorted);
+            }
+            if !shared.read_only {
+                let mut copy = shared.entries.clone();
+                drop(shared);
+                self.sort(&mut copy);
+                return Arc::new(copy);
+            }
+        }
+        self.sort_shared_once()
+    }
+
+    /// The first reader of a read-only memtable: sorts the shared vector in
+    /// place under the write lock, so concurrent first readers wait for that
+    /// one sort and then share it.
+    #[cold]
+    fn sort_shared_once(&self) -> Arc<Vec<Entry>> {
+        let mut shared = self.write_shared();
+        if let Some(sorted) = &shared.sorted {
+            return Arc::clone(sorted);
+        }
+        // Sorted in place first, moved out after: a panicking comparator
+        // leaves every entry in `shared.entries`.
+        self.sort(&mut shared.entries);
+        let sorted = Arc::new(std::mem::take(&mut shared.entries));
+        shared.sorted = Some(Arc::clone(&sorted));
+        sorted
+    }
+
+    fn sort(&self, entries: &mut [Entry]) {
+        // Relaxed: a statistic for tests and reports.
+        self.sorts.fetch_add(1, Ordering::Relaxed);
+        let by_key = |a: &Entry, b: &Entry| {
+            // SAFETY: every entry in this memtable's vectors was copied into
+            // `self.arena`, which lives as long as `self`, borrowed here.
+            let (a, b) = unsafe { (a.bytes(), b.bytes()) };
+            self.comparator.compare(a, b)
+        };
+        if entries.len() >= self.parallel_sort_threshold {
+            entries.par_sort_unstable_by(by_key);
+        } else {
+            entries.sort_unstable_by(by_key);
+        }
+    }
+}
+
+/// The panic of a write to a read-only memtable, out of the hot path.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn write_after_freeze() -> ! {
+    panic!("vecmem: write to a memtable marked read-only");
+}
+
+impl<C: Comparator + Default> Default for VecMem<C> {
+    fn default() -> Self {
+        Self::new(C::default())
+    }
+}
+
+impl<C: Comparator> fmt::Debug for VecMem<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VecMem")
+            .field("len", &self.len())
+            .field("read_only", &self.is_read_only())
+            .field("approximate_memory_usage", &self.approximate_memory_usage())
+            .finish_non_exhaustive()
+    }
+}
+
+/// README examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+#[cfg(test)]
+mod tests;
