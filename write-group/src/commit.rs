@@ -1,0 +1,489 @@
+//! What the caller plugs in: the [`Commit`] trait, and the view of a group
+//! its leader gets.
+
+use std::fmt;
+use std::iter::FusedIterator;
+use std::marker::PhantomData;
+
+use crate::waiter::Waiter;
+
+/// How a group's items are applied once its [`Commit::lead`] step succeeded.
+///
+/// # Examples
+///
+/// ```
+/// use write_group::ApplyMode;
+/// assert_ne!(ApplyMode::Serial, ApplyMode::Parallel);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ApplyMode {
+    /// The leader applies every member's item, in enqueue order, on its own
+    /// thread.
+    Serial,
+    /// Each member applies its own item on its own thread (woken through the
+    /// tree for large groups). Worth it when applying is costly and
+    /// thread-safe, such as inserting into a concurrent memtable.
+    Parallel,
+}
+
+/// What a successful [`Commit::lead`] step returns: how to apply the items,
+/// and a token that [`Commit::apply`] borrows and [`Commit::publish`] then
+/// consumes (an engine puts the group's last sequence number in it).
+///
+/// # Examples
+///
+/// ```
+/// use write_group::{ApplyMode, Lead};
+///
+/// let lead = Lead::parallel(41_u64);
+/// assert_eq!(lead.mode, ApplyMode::Parallel);
+/// assert_eq!(Lead::serial(()).mode, ApplyMode::Serial);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lead<K> {
+    /// How the items are applied.
+    pub mode: ApplyMode,
+    /// The group's token.
+    pub token: K,
+}
+
+impl<K> Lead<K> {
+    /// Apply serially, on the leader's thread.
+    #[inline]
+    pub fn serial(token: K) -> Self {
+        Self {
+            mode: ApplyMode::Serial,
+            token,
+        }
+    }
+
+    /// Apply in parallel, each member on its own thread.
+    #[inline]
+    pub fn parallel(token: K) -> Self {
+        Self {
+            mode: ApplyMode::Parallel,
+            token,
+        }
+    }
+}
+
+/// The caller's side of group commit: what a group does with its items.
+///
+/// A group runs entirely with its *leader's* `Commit` value: every write of a
+/// [`WriteGroup`](crate::WriteGroup) should pass an equivalent one (an engine
+/// passes the same `&Db` every time).
+///
+/// For each group, in order:
+/// 1. [`lead`](Commit::lead) runs once, on the leader's thread, with mutable
+///    access to every member's item in enqueue order. An engine assigns
+///    sequence numbers, appends one log record for the whole group and syncs
+///    it once. On `Err`, every member's write fails with a clone of the
+///    error, and nothing is applied or published.
+/// 2. [`apply`](Commit::apply) runs once per member, serially on the leader's
+///    thread or on each member's own thread, as `lead` chose.
+/// 3. [`publish`](Commit::publish) runs once, on the thread that finished
+///    applying last, after every member applied and before any member's
+///    write returns or the next group's leader starts: the place to make the
+///    group visible (an engine stores its last sequence number there).
+///
+/// Only one group is ever between steps 1 and 3, so groups are led, applied
+/// and published in enqueue order.
+///
+/// The callbacks must not call [`WriteGroup::write`](crate::WriteGroup::write)
+/// or [`enter_unbatched`](crate::WriteGroup::enter_unbatched) on the same
+/// group: the call would queue behind its own group and never return.
+///
+/// # Panics
+///
+/// A panic in a callback never leaves the group stuck: it is caught, the group
+/// completes, and the panic resumes on a thread that owns it:
+/// - in `lead`: on the leader's thread; every other member fails with
+///   [`WriteError::LeaderPanicked`](crate::WriteError::LeaderPanicked) and
+///   nothing is applied or published;
+/// - in `apply`: on the thread of the member whose item it was (in serial
+///   mode the leader catches it and the member resumes it). That item is left
+///   as far as `apply` got; the rest of the group is applied and published as
+///   usual, so an engine makes a partly applied write visible;
+/// - in `publish`: on the thread that ran it, after the group completed (its
+///   members return normally);
+/// - in `compatible`: on the leader's thread once its own write completed;
+///   the writer it was testing is treated as incompatible;
+/// - in `size` or `no_slowdown`: on the submitter's thread, before it queues.
+///
+/// # Examples
+///
+/// A log where each group appends its members in one go:
+///
+/// ```
+/// use write_group::{Commit, GroupMembers, Lead, Options, WriteGroup};
+/// use std::sync::Mutex;
+///
+/// struct Log(Mutex<Vec<String>>);
+///
+/// impl Commit<String> for Log {
+///     type Token = ();
+///     type Error = std::convert::Infallible;
+///
+///     fn size(&self, line: &String) -> usize {
+///         line.len()
+///     }
+///
+///     fn lead(&self, group: &mut GroupMembers<'_, String>) -> Result<Lead<()>, Self::Error> {
+///         let mut log = self.0.lock().unwrap();
+///         log.extend(group.iter().cloned());
+///         Ok(Lead::serial(()))
+///     }
+/// }
+///
+/// let log = Log(Mutex::new(Vec::new()));
+/// let group = WriteGroup::new(Options::default());
+/// std::thread::scope(|s| {
+///     for t in 0..4 {
+///         let (group, log) = (&group, &log);
+///         s.spawn(move || {
+///             for i in 0..10 {
+///                 group.write(log, format!("{t}:{i}")).unwrap();
+///             }
+///         });
+///     }
+/// });
+/// assert_eq!(log.0.lock().unwrap().len(), 40);
+/// ```
+pub trait Commit<T> {
+    /// Produced by `lead`, borrowed by `apply`, consumed by `publish`.
+    type Token;
+    /// The error of a failed `lead` step; every member gets a clone.
+    type Error: Clone;
+
+    /// The item's size in bytes for the group's byte cap
+    /// ([`Options::max_group_bytes`](crate::Options::max_group_bytes)).
+    /// Called once per write on the submitter's thread. Default: 0 (only the
+    /// member cap limits groups).
+    #[inline]
+    fn size(&self, item: &T) -> usize {
+        let _ = item;
+        0
+    }
+
+    /// Whether this write fails at once with
+    /// [`WriteError::Stalled`](crate::WriteError::Stalled) instead of waiting
+    /// while the group is stalled. Called once per write on the submitter's
+    /// thread. Default: false.
+    #[inline]
+    fn no_slowdown(&self, item: &T) -> bool {
+        let _ = item;
+        false
+    }
+
+    /// Whether `other` may join a group led by `leader` (an engine keeps sync
+    /// writes out of a non-sync leader's group, and does not mix writes with
+    /// and without a log). Writers left out keep their order and lead or join
+    /// the next group. Called by the leader while it gathers the group;
+    /// keep it cheap. Default: always.
+    #[inline]
+    fn compatible(&self, leader: &T, other: &T) -> bool {
+        let _ = (leader, other);
+        true
+    }
+
+    /// The group's shared step, on the leader's thread; see the trait docs.
+    ///
+    /// # Errors
+    ///
+    /// An `Err` fails the whole group: every member's write returns
+    /// [`WriteError::Group`](crate::WriteError::Group) with a clone of it.
+    fn lead(&self, group: &mut GroupMembers<'_, T>) -> Result<Lead<Self::Token>, Self::Error>;
+
+    /// Applies one member's item. Default: nothing (all work done in `lead`).
+    #[inline]
+    fn apply(&self, item: &mut T, token: &Self::Token) {
+        let _ = (item, token);
+    }
+
+    /// Makes the group visible, once every member applied. Default: nothing.
+    #[inline]
+    fn publish(&self, token: Self::Token) {
+        let _ = token;
+    }
+}
+
+/// The members of a group, as [`Commit::lead`] sees them: every member's
+/// item, leader first, in enqueue order, mutably.
+///
+/// # Examples
+///
+/// ```
+/// use write_group::{Commit, GroupMembers, Lead, Options, WriteGroup};
+///
+/// struct Numbering;
+/// impl Commit<(u64, &'static str)> for Numbering {
+///     type Token = ();
+///     type Error = ();
+///     fn lead(&self, group: &mut GroupMembers<'_, (u64, &'static str)>) -> Result<Lead<()>, ()> {
+///         assert_eq!(group.len(), group.iter().count());
+///         for (seq, item) in group.iter_mut().enumerate() {
+///             item.0 = seq as u64;
+///         }
+///         Ok(Lead::serial(()))
+///     }
+/// }
+///
+/// let group = WriteGroup::new(Options::default());
+/// assert_eq!(group.write(&Numbering, (99, "a")), Ok((0, "a")));
+/// ```
+pub struct GroupMembers<'g, T> {
+    leader: *const Waiter<T>,
+    len: usize,
+    bytes: usize,
+    _items: PhantomData<&'g mut T>,
+}
+
+impl<T> fmt::Debug for GroupMembers<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GroupMembers")
+            .field("len", &self.len)
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'g, T> GroupMembers<'g, T> {
+    /// A view of the `len` members starting at `leader`.
+    ///
+    /// # Safety
+    ///
+    /// `leader` and the `len - 1` waiters after it (through `link_newer`)
+    /// must be live, hold an item, and have their items accessed by nobody
+    /// else for `'g`.
+    #[inline]
+    pub(crate) unsafe fn new(leader: *const Waiter<T>, len: usize, bytes: usize) -> Self {
+        Self {
+            leader,
+            len,
+            bytes,
+            _items: PhantomData,
+        }
+    }
+
+    /// The number of members, leader included (at least 1).
+    #[inline]
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always false: a group has at least its leader.
+    #[inline]
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The sum of the members' [`Commit::size`].
+    #[inline]
+    #[must_use]
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The leader's item.
+    #[inline]
+    #[must_use]
+    pub fn leader(&self) -> &T {
+        // SAFETY: `new`'s contract: the leader is live and holds an item that
+        // only this view accesses; `&self` keeps it shared.
+        unsafe { item_ref(self.leader) }
+    }
+
+    /// The items in enqueue order.
+    #[inline]
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            next: self.leader,
+            remaining: self.len,
+            _items: PhantomData,
+        }
+    }
+
+    /// The items in enqueue order, mutably.
+    #[inline]
+    pub fn iter_mut(&mut self) -> IterMut<'_, T> {
+        IterMut {
+            next: self.leader,
+            remaining: self.len,
+            _items: PhantomData,
+        }
+    }
+}
+
+impl<'a, T> IntoIterator for &'a GroupMembers<'_, T> {
+    type Item = &'a T;
+    type IntoIter = Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a mut GroupMembers<'_, T> {
+    type Item = &'a mut T;
+    type IntoIter = IterMut<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+/// The item of a live waiter.
+///
+/// # Safety
+///
+/// `waiter` must be live and hold an item that nobody mutates during `'a`.
+#[inline]
+pub(crate) unsafe fn item_ref<'a, T>(waiter: *const Waiter<T>) -> &'a T {
+    // SAFETY: the caller guarantees the waiter is live and its item shared.
+    let item = unsafe { (*waiter).item.with(|item| &*item) };
+    match item {
+        Some(item) => item,
+        None => unreachable!("a grouped writer always holds an item"),
+    }
+}
+
+/// The item of a live waiter, mutably.
+///
+/// # Safety
+///
+/// `waiter` must be live and hold an item that nobody else accesses during
+/// `'a`.
+#[inline]
+pub(crate) unsafe fn item_mut<'a, T>(waiter: *const Waiter<T>) -> &'a mut T {
+    // SAFETY: the caller guarantees the waiter is live and its item ours.
+    let item = unsafe { (*waiter).item.with_mut(|item| &mut *item) };
+    match item {
+        Some(item) => item,
+        None => unreachable!("a grouped writer always holds an item"),
+    }
+}
+
+/// Steps from a member to the next one.
+///
+/// # Safety
+///
+/// `waiter` must be a live member that is not the group's last.
+#[inline]
+unsafe fn next_member<T>(waiter: *const Waiter<T>) -> *const Waiter<T> {
+    // SAFETY: the caller guarantees `waiter` is live. Relaxed: the group's
+    // links were written by its leader, which we are or which handed the group
+    // to us with Release/Acquire.
+    unsafe {
+        (*waiter)
+            .link_newer
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+macro_rules! member_iter {
+    ($name:ident, $item:ty, $get:ident, $doc:literal) => {
+        #[doc = $doc]
+        pub struct $name<'a, T> {
+            next: *const Waiter<T>,
+            remaining: usize,
+            _items: PhantomData<$item>,
+        }
+
+        impl<T> fmt::Debug for $name<'_, T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("remaining", &self.remaining)
+                    .finish()
+            }
+        }
+
+        impl<'a, T> Iterator for $name<'a, T> {
+            type Item = $item;
+
+            #[inline]
+            fn next(&mut self) -> Option<$item> {
+                if self.remaining == 0 {
+                    return None;
+                }
+                let current = self.next;
+                self.remaining -= 1;
+                if self.remaining > 0 {
+                    // SAFETY: `current` is a live member and not the last one.
+                    self.next = unsafe { next_member(current) };
+                }
+                // SAFETY: the `GroupMembers` this iterator borrows guarantees
+                // every member is live with an item it alone accesses; each
+                // member is yielded once.
+                Some(unsafe { $get(current) })
+            }
+
+            #[inline]
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                (self.remaining, Some(self.remaining))
+            }
+        }
+
+        impl<T> ExactSizeIterator for $name<'_, T> {}
+        impl<T> FusedIterator for $name<'_, T> {}
+    };
+}
+
+member_iter!(
+    Iter,
+    &'a T,
+    item_ref,
+    "The items of a group, from [`GroupMembers::iter`]."
+);
+member_iter!(
+    IterMut,
+    &'a mut T,
+    item_mut,
+    "The items of a group, mutably, from [`GroupMembers::iter_mut`]."
+);
+
+/// Why a write failed.
+///
+/// # Examples
+///
+/// ```
+/// use write_group::WriteError;
+///
+/// let error: WriteError<std::io::ErrorKind> = WriteError::Group(std::io::ErrorKind::Other);
+/// assert_eq!(error.to_string(), "the write group's lead step failed: other error");
+/// assert_eq!(WriteError::<std::io::ErrorKind>::Stalled.to_string(), "writes are stalled and the write asked not to wait");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum WriteError<E> {
+    /// The group's [`Commit::lead`] step failed with this error; nothing of
+    /// the group was applied or published.
+    Group(E),
+    /// The group is stalled ([`WriteGroup::stall`](crate::WriteGroup::stall))
+    /// and the write is [`no_slowdown`](Commit::no_slowdown): it was not
+    /// applied.
+    Stalled,
+    /// The group's leader panicked in [`Commit::lead`]; nothing of the group
+    /// was applied or published. The panic itself resumes on the leader's
+    /// thread.
+    LeaderPanicked,
+}
+
+impl<E: fmt::Display> fmt::Display for WriteError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteError::Group(error) => write!(f, "the write group's lead step failed: {error}"),
+            WriteError::Stalled => {
+                f.write_str("writes are stalled and the write asked not to wait")
+            }
+            WriteError::LeaderPanicked => f.write_str("the write group's leader panicked"),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for WriteError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteError::Group(error) => Some(error),
+            _ => None,
+        }
+    }
+}

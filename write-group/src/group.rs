@@ -1,0 +1,1316 @@
+//! The write group: queue, leader election, group forming, parallel launch,
+//! completion and hand-off.
+
+use std::any::Any;
+use std::fmt;
+use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::ptr;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+
+use crossbeam_utils::CachePadded;
+
+use crate::commit::{ApplyMode, Commit, GroupMembers, Lead, WriteError, item_mut, item_ref};
+use crate::options::Options;
+use crate::stats::{Counters, Stats};
+use crate::sync::{self, AtomicPtr, AtomicU32, AtomicUsize, OwnedFutex, UnsafeCell};
+use crate::waiter::{
+    COMPLETED, JOIN_GOALS, LEADER, PARALLEL_CALLER, PARALLEL_WRITER, SLEEPING, Waiter, YieldCredit,
+};
+
+/// A panic caught in a callback, to be resumed on its owner's thread.
+type Panic = Box<dyn Any + Send + 'static>;
+
+/// The low bit of the queue head: set while the group is stalled.
+const STALL_TAG: usize = 1;
+
+#[inline]
+fn untagged<T>(word: *mut Waiter<T>) -> *mut Waiter<T> {
+    word.map_addr(|addr| addr & !STALL_TAG)
+}
+
+#[inline]
+fn is_stalled<T>(word: *mut Waiter<T>) -> bool {
+    word.addr() & STALL_TAG != 0
+}
+
+/// `waiter` carrying `like`'s stall tag.
+#[inline]
+fn tagged_like<T>(waiter: *const Waiter<T>, like: *mut Waiter<T>) -> *mut Waiter<T> {
+    waiter
+        .cast_mut()
+        .map_addr(|addr| addr | (like.addr() & STALL_TAG))
+}
+
+/// Futex-based group commit: writers queue lock-free, the first leads a group
+/// that does one shared step for everyone; see the [crate docs](crate).
+///
+/// `T` is the work item; `C` the [`Commit`] that says what a group does.
+/// Every method takes `&self`: share the group between threads by reference
+/// or in an `Arc`.
+///
+/// # Examples
+///
+/// ```
+/// use write_group::{Commit, GroupMembers, Lead, Options, WriteGroup};
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// /// Numbers each write; the group's last number becomes visible at publish.
+/// #[derive(Default)]
+/// struct Sequencer {
+///     next: AtomicU64,
+///     visible: AtomicU64,
+/// }
+///
+/// impl Commit<u64> for Sequencer {
+///     type Token = u64;
+///     type Error = ();
+///     fn lead(&self, group: &mut GroupMembers<'_, u64>) -> Result<Lead<u64>, ()> {
+///         let first = self.next.fetch_add(group.len() as u64, Ordering::Relaxed) + 1;
+///         for (i, seq) in group.iter_mut().enumerate() {
+///             *seq = first + i as u64;
+///         }
+///         Ok(Lead::parallel(first + group.len() as u64 - 1))
+///     }
+///     fn publish(&self, last: u64) {
+///         self.visible.store(last, Ordering::Release);
+///     }
+/// }
+///
+/// let sequencer = Sequencer::default();
+/// let group = WriteGroup::new(Options::default());
+/// std::thread::scope(|s| {
+///     for _ in 0..4 {
+///         s.spawn(|| {
+///             for _ in 0..100 {
+///                 let seq = group.write(&sequencer, 0).unwrap();
+///                 // A returned write is visible.
+///                 assert!(sequencer.visible.load(Ordering::Acquire) >= seq);
+///             }
+///         });
+///     }
+/// });
+/// assert_eq!(sequencer.visible.load(Ordering::Relaxed), 400);
+/// assert_eq!(group.stats().members, 400);
+/// ```
+pub struct WriteGroup<T, C> {
+    /// The newest queued writer (null when idle), tagged with `STALL_TAG`.
+    /// Anyone pushes; only the leader of the moment rewires or detaches.
+    newest: CachePadded<AtomicPtr<Waiter<T>>>,
+    /// Bumped when a stall is released; stalled writers sleep on it.
+    stall_epoch: AtomicU32,
+    options: Options,
+    counters: CachePadded<Counters>,
+    /// Yield credit of waits for a role.
+    join_credit: YieldCredit,
+    /// Yield credit of parallel members waiting for their group to complete.
+    complete_credit: YieldCredit,
+    _commit: PhantomData<fn(&C)>,
+}
+
+impl<T, C> fmt::Debug for WriteGroup<T, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WriteGroup")
+            .field("options", &self.options)
+            .field("stalled", &self.is_stalled())
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T, C> Default for WriteGroup<T, C> {
+    fn default() -> Self {
+        Self::new(Options::default())
+    }
+}
+
+/// How a write ended, stored in its node by whoever completes it.
+enum Outcome<E> {
+    /// Applied and published (or not yet decided).
+    Applied,
+    /// The group's lead step failed.
+    Failed(E),
+    /// Failed for a stall (`no_slowdown`).
+    Stalled,
+    /// The leader's lead step panicked.
+    LeaderPanicked,
+    /// This write's own apply step panicked.
+    Panicked(Panic),
+}
+
+/// A writer's node: lives on the submitter's stack (or in the box of an
+/// unbatched guard) for as long as it is queued.
+///
+/// `#[repr(C)]` with the waiter first, so that the queue's `*const Waiter<T>`
+/// links can be cast back to the node: every waiter linked into a
+/// `WriteGroup<T, C>` is the head of a `Node<T, C>`.
+#[repr(C)]
+struct Node<T, C: Commit<T>> {
+    waiter: Waiter<T>,
+    /// The parallel group, set by whoever launches this member.
+    group: UnsafeCell<*const GroupCtx<T, C>>,
+    outcome: UnsafeCell<Outcome<C::Error>>,
+}
+
+impl<T, C: Commit<T>> Node<T, C> {
+    #[inline]
+    fn new(item: Option<T>, size: usize, no_slowdown: bool) -> Self {
+        Self {
+            waiter: Waiter::new(item, size, no_slowdown),
+            group: UnsafeCell::new(ptr::null()),
+            outcome: UnsafeCell::new(Outcome::Applied),
+        }
+    }
+
+    /// The node's waiter, with the provenance of the whole node.
+    #[inline]
+    fn as_waiter(&self) -> *const Waiter<T> {
+        (self as *const Self).cast()
+    }
+
+    /// The node a queued waiter heads.
+    #[inline]
+    fn of(waiter: *const Waiter<T>) -> *const Self {
+        waiter.cast()
+    }
+
+    /// Stores the outcome of the node `waiter` heads.
+    ///
+    /// # Safety
+    ///
+    /// `waiter` must be live, and the caller the only thread touching its
+    /// outcome (its owner waits for `COMPLETED` or runs no callback).
+    #[inline]
+    unsafe fn set_outcome(waiter: *const Waiter<T>, outcome: Outcome<C::Error>) {
+        // SAFETY: the caller guarantees the node is live and ours to write.
+        unsafe { (*Self::of(waiter)).outcome.with_mut(|slot| *slot = outcome) };
+    }
+
+    /// Turns the finished node into the write's result, resuming a panic
+    /// owed to this thread.
+    fn finish(self, deferred: Option<Panic>) -> Result<T, WriteError<C::Error>> {
+        let Node {
+            waiter, outcome, ..
+        } = self;
+        let result = match outcome.into_inner() {
+            Outcome::Panicked(panic) => resume_unwind(panic),
+            Outcome::Applied => Ok(()),
+            Outcome::Failed(error) => Err(WriteError::Group(error)),
+            Outcome::Stalled => Err(WriteError::Stalled),
+            Outcome::LeaderPanicked => Err(WriteError::LeaderPanicked),
+        };
+        if let Some(panic) = deferred {
+            resume_unwind(panic);
+        }
+        let item = waiter.item.into_inner();
+        result.map(|()| item.unwrap_or_else(|| unreachable!("a write's node holds its item")))
+    }
+}
+
+/// What a leader gathered.
+struct Formed<T> {
+    leader: *const Waiter<T>,
+    last: *const Waiter<T>,
+    len: usize,
+    bytes: usize,
+    /// The writer right after the group when known at forming time (excluded
+    /// writers or a cut-off); null when the group reached the queue's head.
+    successor: *const Waiter<T>,
+}
+
+impl<T> Clone for Formed<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Formed<T> {}
+
+/// A parallel group's shared context, on the leader's stack. The leader
+/// cannot return before it is completed, which happens after every member
+/// stopped using the context.
+struct GroupCtx<T, C: Commit<T>> {
+    commit: *const C,
+    formed: Formed<T>,
+    stride: usize,
+    /// Members still applying; the one that brings it to 0 exits the group.
+    running: AtomicUsize,
+    /// Shared by `apply` calls, then taken by `publish`.
+    token: UnsafeCell<Option<C::Token>>,
+}
+
+/// How a group ends.
+enum Exit<C: Commit<T>, T> {
+    Publish(*const C, C::Token),
+    Failed(C::Error),
+    LeaderPanicked,
+}
+
+/// Aborts the process if dropped: armed while our node is linked, where an
+/// unwind would free a node other threads still point to. Only our own code
+/// runs there (callbacks are caught), so this is a bug net, not a path.
+struct AbortOnUnwind;
+
+impl Drop for AbortOnUnwind {
+    fn drop(&mut self) {
+        eprintln!("write-group: internal panic while a writer was queued; aborting");
+        std::process::abort();
+    }
+}
+
+impl<T, C> WriteGroup<T, C> {
+    /// An idle write group.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Options, WriteGroup};
+    ///
+    /// let group: WriteGroup<Vec<u8>, ()> = WriteGroup::new(Options { spin_count: 0, ..Options::default() });
+    /// assert!(!group.is_stalled());
+    /// ```
+    #[must_use]
+    pub fn new(options: Options) -> Self {
+        Self {
+            newest: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
+            stall_epoch: AtomicU32::new(0),
+            options,
+            counters: CachePadded::new(Counters::default()),
+            join_credit: YieldCredit::default(),
+            complete_credit: YieldCredit::default(),
+            _commit: PhantomData,
+        }
+    }
+
+    /// The options the group was built with.
+    #[must_use]
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// A snapshot of the counters; see [`Stats`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// struct Nop;
+    /// impl Commit<u8> for Nop {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, _: &mut GroupMembers<'_, u8>) -> Result<Lead<()>, ()> {
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// group.write(&Nop, 1).unwrap();
+    /// assert_eq!((group.stats().groups, group.stats().members), (1, 1));
+    /// group.reset_stats();
+    /// assert_eq!(group.stats().groups, 0);
+    /// ```
+    #[must_use]
+    pub fn stats(&self) -> Stats {
+        self.counters.snapshot()
+    }
+
+    /// Sets every counter to 0.
+    pub fn reset_stats(&self) {
+        self.counters.reset();
+    }
+
+    /// Whether the group is stalled.
+    #[must_use]
+    pub fn is_stalled(&self) -> bool {
+        // Relaxed: a report; the stall protocol itself uses SeqCst.
+        is_stalled(self.newest.load(Relaxed))
+    }
+
+    /// Stalls writes: until [`release_stall`](Self::release_stall), new
+    /// writes wait (or fail with [`WriteError::Stalled`] when
+    /// [`no_slowdown`](Commit::no_slowdown)). Writes already queued are
+    /// admitted and complete, except `no_slowdown` ones, which fail when the
+    /// next group forms (that is, once the group in flight, if any, is done:
+    /// do not wait for the stall to end inside a callback). Unbatched entries
+    /// are not held back. Returns false if the group was already stalled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteError, WriteGroup};
+    ///
+    /// struct Impatient;
+    /// impl Commit<u8> for Impatient {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn no_slowdown(&self, _: &u8) -> bool {
+    ///         true
+    ///     }
+    ///     fn lead(&self, _: &mut GroupMembers<'_, u8>) -> Result<Lead<()>, ()> {
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// assert!(group.stall());
+    /// assert_eq!(group.write(&Impatient, 1), Err(WriteError::Stalled));
+    /// assert!(group.release_stall());
+    /// assert_eq!(group.write(&Impatient, 1), Ok(1));
+    /// ```
+    pub fn stall(&self) -> bool {
+        // SeqCst: cold path; keeps the tag/epoch handshake with stalled
+        // writers obviously free of lost wake-ups.
+        let mut word = self.newest.load(SeqCst);
+        loop {
+            if is_stalled(word) {
+                return false;
+            }
+            let stalled = word.map_addr(|addr| addr | STALL_TAG);
+            // SeqCst: as above.
+            match self
+                .newest
+                .compare_exchange_weak(word, stalled, SeqCst, SeqCst)
+            {
+                Ok(_) => return true,
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
+    /// Lifts a stall and wakes the writes it held. Returns false if the group
+    /// was not stalled.
+    pub fn release_stall(&self) -> bool {
+        // SeqCst: see `stall`.
+        let mut word = self.newest.load(SeqCst);
+        loop {
+            if !is_stalled(word) {
+                return false;
+            }
+            // SeqCst: see `stall`.
+            match self
+                .newest
+                .compare_exchange_weak(word, untagged(word), SeqCst, SeqCst)
+            {
+                Ok(_) => break,
+                Err(actual) => word = actual,
+            }
+        }
+        // SeqCst: a stalled writer reads the epoch before the tag; seeing the
+        // tag set means it read the old epoch, so its futex wait returns.
+        self.stall_epoch.fetch_add(1, SeqCst);
+        sync::shared_wake_all(&self.stall_epoch);
+        true
+    }
+
+    /// Sleeps until the stall is lifted (or spuriously).
+    #[cold]
+    fn wait_for_stall_release(&self) {
+        loop {
+            // SeqCst: see `release_stall`.
+            let epoch = self.stall_epoch.load(SeqCst);
+            // SeqCst: see `release_stall`.
+            if !is_stalled(self.newest.load(SeqCst)) {
+                return;
+            }
+            sync::shared_wait(&self.stall_epoch, epoch);
+        }
+    }
+
+    /// Pushes `waiter` onto the queue. `Ok(true)`: the queue was empty and
+    /// the caller leads at once. `Err(())`: stalled and `no_slowdown`.
+    #[inline]
+    fn link(
+        &self,
+        waiter: *const Waiter<T>,
+        no_slowdown: bool,
+        ignore_stall: bool,
+    ) -> Result<bool, ()> {
+        // Relaxed: only a guess for the CAS below, which checks it.
+        let mut word = self.newest.load(Relaxed);
+        loop {
+            if is_stalled(word) && !ignore_stall {
+                if no_slowdown {
+                    return Err(());
+                }
+                self.wait_for_stall_release();
+                // Relaxed: as above.
+                word = self.newest.load(Relaxed);
+                continue;
+            }
+            // SAFETY: `waiter` is our own, not yet shared. Relaxed: published
+            // by the Release CAS below.
+            unsafe { (*waiter).link_older.store(untagged(word), Relaxed) };
+            // AcqRel: Release publishes our node to the leader that acquires
+            // the head; Acquire, when the queue was empty, pairs with the
+            // previous group's Release detach so we see it published.
+            match self.newest.compare_exchange_weak(
+                word,
+                tagged_like(waiter, word),
+                AcqRel,
+                Relaxed,
+            ) {
+                Ok(_) => return Ok(untagged(word).is_null()),
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
+    /// Moves `waiter` to `state` and wakes its owner if it sleeps.
+    ///
+    /// # Safety
+    ///
+    /// `waiter` must be live and its owner waiting for this transition; the
+    /// caller must not touch it afterwards (the owner may return at once).
+    #[inline]
+    unsafe fn set_state(waiter: *const Waiter<T>, state: u32) {
+        // SAFETY: the waiter is live (caller's contract); the waker keeps
+        // only what it needs to wake the owner once the node is gone.
+        let waker = unsafe { OwnedFutex::waker(ptr::addr_of!((*waiter).futex)) };
+        // SAFETY: as above; after this swap we no longer touch the node.
+        // Release: publishes everything we wrote for the owner (its outcome,
+        // item, links, group) to its Acquire load of the state.
+        let old = unsafe { (*waiter).futex.state.swap(state, Release) };
+        if old & SLEEPING != 0 {
+            waker.wake();
+        }
+    }
+
+    /// Waits until our own waiter's state has a bit of `goals`; returns it.
+    #[inline]
+    fn await_state(&self, futex: &OwnedFutex, goals: u32, credit: &YieldCredit) -> u32 {
+        // Acquire: pairs with the Release swap in `set_state`, so what the
+        // waker wrote for us is visible.
+        let state = futex.state.load(Acquire);
+        if state & goals != 0 {
+            return state;
+        }
+        self.await_state_slow(futex, goals, credit)
+    }
+
+    #[cold]
+    fn await_state_slow(&self, futex: &OwnedFutex, goals: u32, credit: &YieldCredit) -> u32 {
+        for _ in 0..self.options.spin_count {
+            sync::spin_loop();
+            // Acquire: as in `await_state`.
+            let state = futex.state.load(Acquire);
+            if state & goals != 0 {
+                self.counters.spin_success();
+                return state;
+            }
+        }
+        #[cfg(not(loom))]
+        if let Some(state) = self.yield_phase(futex, goals, credit) {
+            self.counters.yield_success();
+            return state;
+        }
+        #[cfg(loom)]
+        let _ = credit;
+        self.sleep_until(futex, goals)
+    }
+
+    /// The adaptive yield phase: `Some(state)` if the goal came while
+    /// yielding.
+    #[cfg(not(loom))]
+    fn yield_phase(&self, futex: &OwnedFutex, goals: u32, credit: &YieldCredit) -> Option<u32> {
+        use std::time::{Duration, Instant};
+        /// Slow yields (another thread ran) that end the phase early.
+        const MAX_SLOW_YIELDS: u32 = 3;
+
+        let options = &self.options;
+        if options.max_yield_usec == 0 {
+            return None;
+        }
+        let sampled = options.adaptive_yield && YieldCredit::sample();
+        if options.adaptive_yield && !sampled && !credit.favourable() {
+            return None;
+        }
+        let budget = Duration::from_micros(options.max_yield_usec.into());
+        let slow = Duration::from_micros(options.slow_yield_usec.into());
+        let start = Instant::now();
+        let mut yield_start = start;
+        let mut slow_yields = 0;
+        let mut update_credit = sampled;
+        let outcome = loop {
+            std::thread::yield_now();
+            // Acquire: as in `await_state`.
+            let state = futex.state.load(Acquire);
+            if state & goals != 0 {
+                break Some(state);
+            }
+            let now = Instant::now();
+            // A clock too coarse to see the yield counts as slow.
+            if now == yield_start || now - yield_start >= slow {
+                slow_yields += 1;
+                if slow_yields >= MAX_SLOW_YIELDS {
+                    update_credit = true;
+                    break None;
+                }
+            }
+            if now - start > budget {
+                break None;
+            }
+            yield_start = now;
+        };
+        if options.adaptive_yield && update_credit {
+            credit.record(outcome.is_some());
+        }
+        outcome
+    }
+
+    /// Sleeps on our futex until the state has a bit of `goals`.
+    fn sleep_until(&self, futex: &OwnedFutex, goals: u32) -> u32 {
+        let mut counted = false;
+        loop {
+            // Acquire: as in `await_state`.
+            let state = futex.state.load(Acquire);
+            if state & goals != 0 {
+                return state;
+            }
+            if state & SLEEPING == 0 {
+                // Relaxed: only announces that we sleep; the state we act on
+                // is re-read with Acquire. Failure: the state moved on.
+                if futex
+                    .state
+                    .compare_exchange(state, state | SLEEPING, Relaxed, Relaxed)
+                    .is_err()
+                {
+                    continue;
+                }
+            }
+            if !counted {
+                counted = true;
+                self.counters.futex_sleep();
+            }
+            futex.wait(state | SLEEPING);
+        }
+    }
+
+    /// Fills in `link_newer` from `from` down towards `stop`, until it meets
+    /// a waiter whose link is already set.
+    ///
+    /// # Safety
+    ///
+    /// The caller leads, acquired the head `from` was read from, and `stop`
+    /// is queued below `from`.
+    unsafe fn link_newer_chain(from: *const Waiter<T>, stop: *const Waiter<T>) {
+        let mut waiter = from;
+        while waiter != stop {
+            // SAFETY: every waiter from the head down to `stop` is queued,
+            // hence live. Relaxed: links are leader-only; the head's Acquire
+            // covers the owners' own stores of `link_older`.
+            unsafe {
+                let older = (*waiter).link_older.load(Relaxed);
+                debug_assert!(!older.is_null(), "the chain reaches the leader");
+                if !(*older).link_newer.load(Relaxed).is_null() {
+                    break;
+                }
+                (*older).link_newer.store(waiter.cast_mut(), Relaxed);
+                waiter = older;
+            }
+        }
+    }
+
+    /// Makes `new` take the place of `old` as the newest kept writer: swaps
+    /// the head if `old` is still it, otherwise re-points the arrival that
+    /// linked onto `old`.
+    ///
+    /// # Safety
+    ///
+    /// The caller leads, and `old` was the head it gathered up to.
+    unsafe fn replace_newest(&self, old: *const Waiter<T>, new: *const Waiter<T>) {
+        // Acquire: if writers arrived, we walk their links below.
+        let mut word = self.newest.load(Acquire);
+        while untagged(word).cast_const() == old {
+            // Relaxed on success: arrivals read nothing through the head, and
+            // the next leader gets our links with its leadership. Acquire on
+            // failure: as above.
+            match self
+                .newest
+                .compare_exchange_weak(word, tagged_like(new, word), Relaxed, Acquire)
+            {
+                Ok(_) => return,
+                Err(actual) => word = actual,
+            }
+        }
+        let mut waiter = untagged(word).cast_const();
+        loop {
+            // SAFETY: the writers above `old` are queued, hence live; only
+            // the leader writes their links. Relaxed: as in `link_newer_chain`.
+            unsafe {
+                let older = (*waiter).link_older.load(Relaxed);
+                if older.cast_const() == old {
+                    (*waiter).link_older.store(new.cast_mut(), Relaxed);
+                    return;
+                }
+                waiter = older;
+            }
+        }
+    }
+
+    /// Detaches the queue if `last` is still its newest writer (returns
+    /// null), otherwise returns the writer queued right after `last`.
+    ///
+    /// # Safety
+    ///
+    /// The caller leads (or exits the group `last` ends), and every writer
+    /// linked so far below the head is consistent with `link_newer_chain`.
+    unsafe fn detach_or_next(&self, last: *const Waiter<T>) -> *const Waiter<T> {
+        // Acquire: if writers arrived, we walk their links below.
+        let mut word = self.newest.load(Acquire);
+        while untagged(word).cast_const() == last {
+            let empty = word.map_addr(|addr| addr & STALL_TAG);
+            // Release: the next writer to find the queue empty acquires this
+            // in `link` and sees our group published. Acquire on failure: as
+            // above.
+            match self
+                .newest
+                .compare_exchange_weak(word, empty, Release, Acquire)
+            {
+                Ok(_) => return ptr::null(),
+                Err(actual) => word = actual,
+            }
+        }
+        // SAFETY: the caller's contract; `last` is live until we complete it.
+        unsafe {
+            Self::link_newer_chain(untagged(word), last);
+            // Relaxed: leader-only link, written just above or by a leader.
+            (*last).link_newer.load(Relaxed)
+        }
+    }
+
+    /// Hands leadership to the writer after `last` (`successor`, or found in
+    /// the queue when null), or leaves the queue empty.
+    ///
+    /// # Safety
+    ///
+    /// As for `detach_or_next`; `successor`, when not null, is queued right
+    /// after `last`.
+    unsafe fn hand_off(&self, last: *const Waiter<T>, successor: *const Waiter<T>) {
+        let next = if successor.is_null() {
+            // SAFETY: the caller's contract.
+            unsafe { self.detach_or_next(last) }
+        } else {
+            successor
+        };
+        if next.is_null() {
+            return;
+        }
+        // SAFETY: `next` is queued and waits for a role, so it is live; its
+        // `link_older` names a member of the finishing group, which it must
+        // never follow. Relaxed: published by `set_state`'s Release.
+        unsafe {
+            (*next).link_older.store(ptr::null_mut(), Relaxed);
+            Self::set_state(next, LEADER);
+        }
+    }
+}
+
+impl<T, C> WriteGroup<T, C>
+where
+    T: Send,
+    C: Commit<T> + Sync,
+    C::Token: Send + Sync,
+    C::Error: Send,
+{
+    /// Submits `item`: queues it, and either leads its group or waits for the
+    /// group's leader; returns the item once its group was published.
+    ///
+    /// # Errors
+    ///
+    /// - [`WriteError::Group`] with a clone of the error if the group's
+    ///   [`Commit::lead`] step failed;
+    /// - [`WriteError::Stalled`] if the group is stalled and the write is
+    ///   [`no_slowdown`](Commit::no_slowdown);
+    /// - [`WriteError::LeaderPanicked`] if the leader panicked in `lead`.
+    ///
+    /// In every error case the item was not applied.
+    ///
+    /// # Panics
+    ///
+    /// Resumes a panic of a callback that ran for this write; see
+    /// [`Commit`]'s panic section.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteError, WriteGroup};
+    ///
+    /// struct FailingLog;
+    /// impl Commit<u32> for FailingLog {
+    ///     type Token = ();
+    ///     type Error = &'static str;
+    ///     fn lead(&self, _: &mut GroupMembers<'_, u32>) -> Result<Lead<()>, &'static str> {
+    ///         Err("disk full")
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// assert_eq!(group.write(&FailingLog, 7), Err(WriteError::Group("disk full")));
+    /// ```
+    pub fn write(&self, commit: &C, item: T) -> Result<T, WriteError<C::Error>> {
+        let size = commit.size(&item);
+        let no_slowdown = commit.no_slowdown(&item);
+        let owned = Node::<T, C>::new(Some(item), size, no_slowdown);
+        // From here the node stays put: others reach it through raw pointers
+        // until it is completed (or, as leader, completes everyone else).
+        let node = &owned;
+        let me = node.as_waiter();
+        let leads_at_once = match self.link(me, no_slowdown, false) {
+            Ok(leads) => leads,
+            Err(()) => return Err(WriteError::Stalled),
+        };
+        let armed = AbortOnUnwind;
+        let deferred = if leads_at_once {
+            self.lead(commit, node)
+        } else {
+            match self.await_state(&node.waiter.futex, JOIN_GOALS, &self.join_credit) {
+                LEADER => self.lead(commit, node),
+                PARALLEL_WRITER => self.run_member(node, false),
+                PARALLEL_CALLER => self.run_member(node, true),
+                _completed => None,
+            }
+        };
+        std::mem::forget(armed);
+        // Nobody refers to the node any more: it was completed, or it led
+        // and completed everyone else. Moving it out is fine now.
+        owned.finish(deferred)
+    }
+
+    /// Waits until every write queued before is done, then holds off every
+    /// group until the guard is dropped: for work that must not overlap a
+    /// group, such as switching an engine's memtable. Writes submitted
+    /// meanwhile queue behind the guard and go on when it is dropped. Not
+    /// held back by a stall.
+    ///
+    /// Forgetting the guard (`mem::forget`) blocks all writes forever.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// struct Nop;
+    /// impl Commit<u8> for Nop {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, _: &mut GroupMembers<'_, u8>) -> Result<Lead<()>, ()> {
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// std::thread::scope(|s| {
+    ///     let guard = group.enter_unbatched();
+    ///     let writer = s.spawn(|| group.write(&Nop, 1));
+    ///     while guard.queued() == 0 {
+    ///         std::thread::yield_now();
+    ///     }
+    ///     // The write waits behind the guard...
+    ///     assert_eq!(group.stats().groups, 0);
+    ///     drop(guard);
+    ///     // ...and goes on once it is dropped.
+    ///     assert_eq!(writer.join().unwrap(), Ok(1));
+    /// });
+    /// ```
+    pub fn enter_unbatched(&self) -> UnbatchedGuard<'_, T, C> {
+        let node = Box::into_raw(Box::new(Node::<T, C>::new(None, 0, false)));
+        let me = node.cast_const().cast::<Waiter<T>>();
+        let leads_at_once = match self.link(me, false, true) {
+            Ok(leads) => leads,
+            Err(()) => unreachable!("an unbatched entry ignores stalls"),
+        };
+        if !leads_at_once {
+            // SAFETY: the node is ours and live until the guard frees it.
+            let futex = unsafe { &(*me).futex };
+            self.await_state(futex, LEADER, &self.join_credit);
+        }
+        UnbatchedGuard { group: self, node }
+    }
+
+    /// Leads a group: gathers it, runs the lead step, applies (or launches
+    /// the parallel apply) and exits. Returns a panic owed to this thread.
+    fn lead(&self, commit: &C, node: &Node<T, C>) -> Option<Panic> {
+        let me = node.as_waiter();
+        // Relaxed: only this thread reads its own state now.
+        node.waiter.futex.state.store(LEADER, Relaxed);
+        // SAFETY: we lead.
+        let (formed, compatible_panic) = unsafe { self.form_group(commit, me) };
+        self.counters.group(formed.len);
+        // SAFETY: the members wait for a role and only we touch their items
+        // until we launch or complete them.
+        let mut members = unsafe { GroupMembers::new(me, formed.len, formed.bytes) };
+        let led = catch_unwind(AssertUnwindSafe(|| commit.lead(&mut members)));
+        let deferred = match led {
+            Err(panic) => {
+                // SAFETY: we lead the group `formed` describes.
+                unsafe { self.exit_group(formed, me, Exit::LeaderPanicked) };
+                Some(panic)
+            }
+            // SAFETY: as above.
+            Ok(Err(error)) => unsafe { self.exit_group(formed, me, Exit::Failed(error)) },
+            Ok(Ok(Lead {
+                mode: ApplyMode::Parallel,
+                token,
+            })) if formed.len > 1 => {
+                // SAFETY: as above; `node` is ours.
+                unsafe { self.run_parallel(commit, node, formed, token) }
+            }
+            // SAFETY: as above.
+            Ok(Ok(Lead { token, .. })) => unsafe {
+                Self::apply_serially(commit, formed, &token);
+                self.exit_group(formed, me, Exit::Publish(commit, token))
+            },
+        };
+        deferred.or(compatible_panic)
+    }
+
+    /// Gathers the group behind leader `me` and rewires the queue: group,
+    /// then excluded writers in their order, then the rest.
+    ///
+    /// # Safety
+    ///
+    /// `me` leads.
+    #[inline]
+    unsafe fn form_group(&self, commit: &C, me: *const Waiter<T>) -> (Formed<T>, Option<Panic>) {
+        // Acquire: pairs with the Release CAS in `link`, so the fields of
+        // every queued writer are visible.
+        let head_word = self.newest.load(Acquire);
+        let head = untagged(head_word).cast_const();
+        // SAFETY: our own waiter.
+        let size = unsafe { (*me).size };
+        let alone = Formed {
+            leader: me,
+            last: me,
+            len: 1,
+            bytes: size,
+            successor: ptr::null(),
+        };
+        if head == me {
+            return (alone, None);
+        }
+        // SAFETY: we lead and acquired the head.
+        unsafe { self.gather(commit, alone, head, is_stalled(head_word)) }
+    }
+
+    /// The slow part of `form_group`, when writers are queued behind us.
+    ///
+    /// # Safety
+    ///
+    /// `formed` is our lone group, we lead, and `head` is the head we
+    /// acquired.
+    unsafe fn gather(
+        &self,
+        commit: &C,
+        mut formed: Formed<T>,
+        head: *const Waiter<T>,
+        stalled: bool,
+    ) -> (Formed<T>, Option<Panic>) {
+        let me = formed.leader;
+        // For every dereference in this function: the writers from us up to
+        // `head` are queued and wait for a role, so they are live, and their
+        // links are ours to read and write. Relaxed link accesses: see
+        // `Waiter`.
+        // SAFETY: we lead and acquired `head`, which is above us.
+        unsafe { Self::link_newer_chain(head, me) };
+        // SAFETY: our own item; nobody mutates it while we gather.
+        let leader_item = unsafe { item_ref(me) };
+        let cap = self.options.group_byte_cap(formed.bytes);
+        let max_members = self.options.max_group_members.max(1);
+        let mut panic = None;
+        let (mut excluded_first, mut excluded_last) =
+            (ptr::null::<Waiter<T>>(), ptr::null::<Waiter<T>>());
+        let mut stalled_out = ptr::null_mut::<Waiter<T>>();
+        let mut rest = ptr::null::<Waiter<T>>();
+        // SAFETY: see above.
+        let mut next = unsafe { (*me).link_newer.load(Relaxed).cast_const() };
+        while !next.is_null() {
+            let waiter = next;
+            // SAFETY: see above.
+            let w = unsafe { &*waiter };
+            next = if waiter == head {
+                ptr::null()
+            } else {
+                w.link_newer.load(Relaxed).cast_const()
+            };
+            if w.unbatched || formed.len >= max_members || formed.bytes.saturating_add(w.size) > cap
+            {
+                rest = waiter;
+                break;
+            }
+            if stalled && w.no_slowdown {
+                w.link_older.store(stalled_out, Relaxed);
+                stalled_out = waiter.cast_mut();
+                continue;
+            }
+            // SAFETY: see above; the item is shared while we gather.
+            let other = unsafe { item_ref(waiter) };
+            let compatible =
+                match catch_unwind(AssertUnwindSafe(|| commit.compatible(leader_item, other))) {
+                    Ok(compatible) => compatible,
+                    Err(caught) => {
+                        panic.get_or_insert(caught);
+                        false
+                    }
+                };
+            if compatible {
+                w.link_older.store(formed.last.cast_mut(), Relaxed);
+                // SAFETY: see above.
+                unsafe { (*formed.last).link_newer.store(waiter.cast_mut(), Relaxed) };
+                formed.last = waiter;
+                formed.len += 1;
+                formed.bytes += w.size;
+            } else {
+                w.link_older.store(excluded_last.cast_mut(), Relaxed);
+                if excluded_last.is_null() {
+                    excluded_first = waiter;
+                } else {
+                    // SAFETY: see above.
+                    unsafe {
+                        (*excluded_last)
+                            .link_newer
+                            .store(waiter.cast_mut(), Relaxed)
+                    };
+                }
+                excluded_last = waiter;
+            }
+        }
+        // Splice: group, excluded writers, the rest of the queue.
+        formed.successor = if excluded_first.is_null() {
+            rest
+        } else {
+            excluded_first
+        };
+        // SAFETY: see above.
+        unsafe {
+            (*formed.last)
+                .link_newer
+                .store(formed.successor.cast_mut(), Relaxed);
+            if !excluded_first.is_null() {
+                (*excluded_first)
+                    .link_older
+                    .store(formed.last.cast_mut(), Relaxed);
+                (*excluded_last).link_newer.store(rest.cast_mut(), Relaxed);
+            }
+        }
+        let newest_kept = if excluded_last.is_null() {
+            formed.last
+        } else {
+            excluded_last
+        };
+        if !rest.is_null() {
+            // SAFETY: see above.
+            unsafe { (*rest).link_older.store(newest_kept.cast_mut(), Relaxed) };
+        } else if newest_kept != head {
+            // SAFETY: we lead and gathered up to `head`.
+            unsafe { self.replace_newest(head, newest_kept) };
+        }
+        // Unlinked now: fail the stalled no_slowdown writers.
+        while !stalled_out.is_null() {
+            let waiter = stalled_out;
+            // SAFETY: see above; read before completing, after which the
+            // waiter may vanish.
+            unsafe {
+                stalled_out = (*waiter).link_older.load(Relaxed);
+                Node::<T, C>::set_outcome(waiter, Outcome::Stalled);
+                Self::set_state(waiter, COMPLETED);
+            }
+        }
+        (formed, panic)
+    }
+
+    /// Applies every member's item on the leader's thread.
+    ///
+    /// # Safety
+    ///
+    /// We lead `formed`, whose members wait for completion.
+    unsafe fn apply_serially(commit: &C, formed: Formed<T>, token: &C::Token) {
+        let mut waiter = formed.leader;
+        for i in 0..formed.len {
+            // SAFETY: members are live and only we touch their items and
+            // outcomes until we complete them.
+            let item = unsafe { item_mut(waiter) };
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| commit.apply(item, token))) {
+                // SAFETY: as above.
+                unsafe { Node::<T, C>::set_outcome(waiter, Outcome::Panicked(panic)) };
+            }
+            if i + 1 < formed.len {
+                // SAFETY: as above. Relaxed: leader-only link.
+                waiter = unsafe { (*waiter).link_newer.load(Relaxed) };
+            }
+        }
+    }
+
+    /// Launches a parallel group, applies the leader's own item, and finishes.
+    ///
+    /// # Safety
+    ///
+    /// We lead `formed` (at least 2 members), and `node` is ours.
+    unsafe fn run_parallel(
+        &self,
+        commit: &C,
+        node: &Node<T, C>,
+        formed: Formed<T>,
+        token: C::Token,
+    ) -> Option<Panic> {
+        let ctx = GroupCtx::<T, C> {
+            commit,
+            formed,
+            stride: self.options.launch_stride(formed.len),
+            running: AtomicUsize::new(formed.len),
+            token: UnsafeCell::new(Some(token)),
+        };
+        let ctx: *const GroupCtx<T, C> = &ctx;
+        let mut woken = 0;
+        let mut waiter = formed.leader;
+        // SAFETY: `ctx` lives on our stack until we are completed or finish
+        // the group ourselves; members are live until the group completes,
+        // which needs our own `finish_parallel` first.
+        unsafe {
+            for _ in 1..(*ctx).stride {
+                // Relaxed: leader-only link.
+                waiter = (*waiter).link_newer.load(Relaxed);
+                Self::launch(waiter, ctx, PARALLEL_CALLER);
+                woken += 1;
+            }
+            woken += Self::wake_every_stride(ctx, formed.leader);
+            self.counters.leader_wakeups(woken);
+            Self::apply_parallel(ctx, node.as_waiter());
+            self.finish_parallel(ctx, node)
+        }
+    }
+
+    /// Gives `waiter` its group and role.
+    ///
+    /// # Safety
+    ///
+    /// `waiter` is a member of `ctx`'s group waiting for a role, woken only
+    /// by us.
+    #[inline]
+    unsafe fn launch(waiter: *const Waiter<T>, ctx: *const GroupCtx<T, C>, role: u32) {
+        // SAFETY: the caller's contract; published by `set_state`'s Release.
+        unsafe {
+            (*Node::<T, C>::of(waiter))
+                .group
+                .with_mut(|group| *group = ctx);
+            Self::set_state(waiter, role);
+        }
+    }
+
+    /// Wakes every stride-th member after `from` as a parallel writer;
+    /// returns how many.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` is live, `from` a member of its group, and we have not yet
+    /// finished our own apply (so no member can complete and vanish).
+    unsafe fn wake_every_stride(ctx: *const GroupCtx<T, C>, from: *const Waiter<T>) -> usize {
+        // SAFETY: the caller's contract.
+        let (stride, last) = unsafe { ((*ctx).stride, (*ctx).formed.last) };
+        let mut woken = 0;
+        let mut waiter = from;
+        loop {
+            for _ in 0..stride {
+                if waiter == last {
+                    return woken;
+                }
+                // SAFETY: the caller's contract; a woken member keeps its
+                // links. Relaxed: the group's links, ordered before our role
+                // by the leader's Release.
+                waiter = unsafe { (*waiter).link_newer.load(Relaxed) };
+            }
+            // SAFETY: the caller's contract: this member is ours to wake.
+            unsafe { Self::launch(waiter, ctx, PARALLEL_WRITER) };
+            woken += 1;
+        }
+    }
+
+    /// Applies our own item in a parallel group.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` is live and `me` is our member of its group.
+    unsafe fn apply_parallel(ctx: *const GroupCtx<T, C>, me: *const Waiter<T>) {
+        // SAFETY: the caller's contract: the leader's commit outlives the
+        // group, the token is shared until the last member takes it, and our
+        // item and outcome are ours alone.
+        unsafe {
+            let commit = &*(*ctx).commit;
+            let token = (*ctx).token.with(|token| &*token);
+            let token = token
+                .as_ref()
+                .unwrap_or_else(|| unreachable!("taken only after all applied"));
+            let item = item_mut(me);
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| commit.apply(item, token))) {
+                Node::<T, C>::set_outcome(me, Outcome::Panicked(panic));
+            }
+        }
+    }
+
+    /// Counts our member out; the last one exits the group, the others wait
+    /// for it.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` is live, `node` ours and a member that has applied.
+    unsafe fn finish_parallel(
+        &self,
+        ctx: *const GroupCtx<T, C>,
+        node: &Node<T, C>,
+    ) -> Option<Panic> {
+        // SAFETY: the context lives until we count out; copy what the exit
+        // needs first.
+        let (formed, commit) = unsafe { ((*ctx).formed, (*ctx).commit) };
+        // SAFETY: as above; after this we touch the context only if we are
+        // the last. AcqRel: Release hands our apply to the last member;
+        // Acquire, for the last one, makes every apply visible to `publish`.
+        let running = unsafe { (*ctx).running.fetch_sub(1, AcqRel) };
+        if running == 1 {
+            // SAFETY: every other member counted out and waits for
+            // completion; the leader's stack (the context) lives until then.
+            unsafe {
+                let token = (*ctx).token.with_mut(|token| (*token).take());
+                let token = token.unwrap_or_else(|| unreachable!("taken once"));
+                self.exit_group(formed, node.as_waiter(), Exit::Publish(commit, token))
+            }
+        } else {
+            self.await_state(&node.waiter.futex, COMPLETED, &self.complete_credit);
+            None
+        }
+    }
+
+    /// Runs a parallel member's role.
+    fn run_member(&self, node: &Node<T, C>, caller: bool) -> Option<Panic> {
+        let ctx = node.group.with(|group| {
+            // SAFETY: set by our waker before our role, which we acquired.
+            unsafe { *group }
+        });
+        // SAFETY: the context and the group's members are live until we count
+        // out in `finish_parallel`.
+        unsafe {
+            if caller {
+                self.counters
+                    .caller_wakeups(Self::wake_every_stride(ctx, node.as_waiter()));
+            }
+            Self::apply_parallel(ctx, node.as_waiter());
+            self.finish_parallel(ctx, node)
+        }
+    }
+
+    /// Ends a group: publishes it (if it succeeded), hands leadership on,
+    /// then completes every member but `me`, newest first, reading each link
+    /// before waking its owner. Returns a panic owed to this thread.
+    ///
+    /// # Safety
+    ///
+    /// We lead `formed` or are its last member to finish; the other members
+    /// wait for completion.
+    unsafe fn exit_group(
+        &self,
+        formed: Formed<T>,
+        me: *const Waiter<T>,
+        exit: Exit<C, T>,
+    ) -> Option<Panic> {
+        let (failure, deferred) = match exit {
+            Exit::Publish(commit, token) => {
+                // SAFETY: the leader's commit outlives its group, which is
+                // not completed yet.
+                let commit = unsafe { &*commit };
+                (
+                    None,
+                    catch_unwind(AssertUnwindSafe(|| commit.publish(token))).err(),
+                )
+            }
+            Exit::Failed(error) => (Some(Outcome::Failed(error)), None),
+            Exit::LeaderPanicked => (Some(Outcome::LeaderPanicked), None),
+        };
+        // SAFETY: the caller's contract.
+        unsafe { self.hand_off(formed.last, formed.successor) };
+        let mut waiter = formed.last;
+        loop {
+            // SAFETY: members are live until completed; read the link first,
+            // as a completed member's frame may vanish at once. Relaxed: the
+            // group's links, ordered before us by the launch or by `running`.
+            unsafe {
+                let older = if waiter == formed.leader {
+                    ptr::null()
+                } else {
+                    (*waiter).link_older.load(Relaxed)
+                };
+                if let Some(failure) = &failure {
+                    Node::<T, C>::set_outcome(waiter, failure.clone_failure());
+                }
+                if waiter != me {
+                    Self::set_state(waiter, COMPLETED);
+                }
+                if waiter == formed.leader {
+                    break;
+                }
+                waiter = older;
+            }
+        }
+        deferred
+    }
+}
+
+impl<E: Clone> Outcome<E> {
+    /// A copy of a group-wide failure, for each member.
+    fn clone_failure(&self) -> Self {
+        match self {
+            Outcome::Failed(error) => Outcome::Failed(error.clone()),
+            Outcome::LeaderPanicked => Outcome::LeaderPanicked,
+            _ => unreachable!("only group-wide failures are copied"),
+        }
+    }
+}
+
+/// A held unbatched entry, from [`WriteGroup::enter_unbatched`]: no group
+/// runs until it is dropped, which lets the writes queued behind it go on.
+///
+/// The guard is neither `Send` nor `Sync`: drop it on the thread that
+/// entered.
+#[must_use = "the entry ends when the guard is dropped"]
+pub struct UnbatchedGuard<'g, T, C: Commit<T>> {
+    group: &'g WriteGroup<T, C>,
+    /// Boxed so that it stays put while the guard moves; freed on drop.
+    node: *mut Node<T, C>,
+}
+
+impl<T, C: Commit<T>> fmt::Debug for UnbatchedGuard<'_, T, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnbatchedGuard")
+            .field("queued", &self.queued())
+            .finish()
+    }
+}
+
+impl<T, C: Commit<T>> UnbatchedGuard<'_, T, C> {
+    /// How many writers (and unbatched entries) are queued behind this
+    /// guard, waiting for it.
+    ///
+    /// # Examples
+    ///
+    /// See [`WriteGroup::enter_unbatched`].
+    #[must_use]
+    pub fn queued(&self) -> usize {
+        let me = self.node.cast_const().cast::<Waiter<T>>();
+        // Acquire: pairs with the Release CAS in `link`, so the links of the
+        // writers queued behind us are visible.
+        let mut waiter = untagged(self.group.newest.load(Acquire)).cast_const();
+        let mut queued = 0;
+        while waiter != me {
+            queued += 1;
+            // SAFETY: we lead, so the writers above us are queued (live) and
+            // only we may touch their links. Relaxed: covered by the Acquire
+            // above.
+            waiter = unsafe { (*waiter).link_older.load(Relaxed) };
+        }
+        queued
+    }
+}
+
+impl<T, C: Commit<T>> Drop for UnbatchedGuard<'_, T, C> {
+    fn drop(&mut self) {
+        let me = self.node.cast_const().cast::<Waiter<T>>();
+        // SAFETY: our entry leads a group of one, with nothing known after it.
+        unsafe { self.group.hand_off(me, ptr::null()) };
+        // SAFETY: the node came from `Box::into_raw` and nobody refers to it
+        // any more: the next leader never follows its `link_older`.
+        drop(unsafe { Box::from_raw(self.node) });
+    }
+}

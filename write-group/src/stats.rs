@@ -1,0 +1,206 @@
+//! Counters of what the write group did.
+
+// Statistics are std atomics even under loom: they are not part of the
+// protocol, and keeping them out of the model keeps loom's search small.
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Number of buckets of [`Stats::group_sizes`].
+pub const GROUP_SIZE_BUCKETS: usize = 9;
+
+/// A snapshot of a write group's counters, from
+/// [`WriteGroup::stats`](crate::WriteGroup::stats).
+///
+/// The counters are relaxed atomics bumped while writers run: a snapshot
+/// taken during writes may mix counts from slightly different moments (a
+/// group counted in `groups` but not yet in `members`). Taken while no write
+/// is in flight it is exact.
+///
+/// # Examples
+///
+/// ```
+/// use write_group::Stats;
+///
+/// assert_eq!(Stats::bucket_range(0), (1, 1));
+/// assert_eq!(Stats::bucket_range(3), (5, 8));
+/// assert_eq!(Stats::bucket_of(6), 3);
+/// assert_eq!(Stats::default().mean_group_size(), 0.0);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Groups formed (each has one leader; unbatched entries not counted).
+    pub groups: u64,
+    /// Writes that went through a group, leaders included.
+    pub members: u64,
+    /// Wake-ups the leaders issued to launch parallel apply steps.
+    pub leader_wakeups: u64,
+    /// Wake-ups issued by tree callers on the leaders' behalf.
+    pub caller_wakeups: u64,
+    /// Waits that ended up sleeping on their futex.
+    pub futex_sleeps: u64,
+    /// Waits that ended while spinning.
+    pub spin_successes: u64,
+    /// Waits that ended while yielding.
+    pub yield_successes: u64,
+    /// Histogram of group sizes: bucket `i` counts groups whose size lies in
+    /// [`Stats::bucket_range(i)`](Stats::bucket_range): 1, 2, 3-4, 5-8, ...,
+    /// 129 and more.
+    pub group_sizes: [u64; GROUP_SIZE_BUCKETS],
+}
+
+impl Stats {
+    /// The mean number of members per group (0 before the first group).
+    #[must_use]
+    pub fn mean_group_size(&self) -> f64 {
+        if self.groups == 0 {
+            0.0
+        } else {
+            self.members as f64 / self.groups as f64
+        }
+    }
+
+    /// The bucket of [`group_sizes`](Stats::group_sizes) that counts groups
+    /// of `size` members.
+    #[inline]
+    #[must_use]
+    pub fn bucket_of(size: usize) -> usize {
+        let rounded_log2 = usize::BITS - size.max(1).saturating_sub(1).leading_zeros();
+        (rounded_log2 as usize).min(GROUP_SIZE_BUCKETS - 1)
+    }
+
+    /// The smallest and largest group size bucket `i` counts (the last
+    /// bucket's upper end is `usize::MAX`).
+    ///
+    /// # Panics
+    ///
+    /// If `i >= GROUP_SIZE_BUCKETS`.
+    #[must_use]
+    pub fn bucket_range(i: usize) -> (usize, usize) {
+        assert!(i < GROUP_SIZE_BUCKETS, "bucket {i} out of range");
+        let low = if i == 0 { 1 } else { (1 << (i - 1)) + 1 };
+        let high = if i == GROUP_SIZE_BUCKETS - 1 {
+            usize::MAX
+        } else {
+            1 << i
+        };
+        (low, high)
+    }
+}
+
+/// The live counters behind [`Stats`].
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    groups: AtomicU64,
+    members: AtomicU64,
+    leader_wakeups: AtomicU64,
+    caller_wakeups: AtomicU64,
+    futex_sleeps: AtomicU64,
+    spin_successes: AtomicU64,
+    yield_successes: AtomicU64,
+    group_sizes: [AtomicU64; GROUP_SIZE_BUCKETS],
+}
+
+/// Bumps a counter. Relaxed: counters order nothing; readers accept a
+/// snapshot that is not a single instant.
+#[inline]
+fn bump(counter: &AtomicU64, by: u64) {
+    counter.fetch_add(by, Relaxed);
+}
+
+impl Counters {
+    #[inline]
+    pub(crate) fn group(&self, size: usize) {
+        bump(&self.groups, 1);
+        bump(&self.members, size as u64);
+        bump(&self.group_sizes[Stats::bucket_of(size)], 1);
+    }
+
+    #[inline]
+    pub(crate) fn leader_wakeups(&self, n: usize) {
+        if n > 0 {
+            bump(&self.leader_wakeups, n as u64);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn caller_wakeups(&self, n: usize) {
+        if n > 0 {
+            bump(&self.caller_wakeups, n as u64);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn futex_sleep(&self) {
+        bump(&self.futex_sleeps, 1);
+    }
+
+    #[inline]
+    pub(crate) fn spin_success(&self) {
+        bump(&self.spin_successes, 1);
+    }
+
+    #[inline]
+    pub(crate) fn yield_success(&self) {
+        bump(&self.yield_successes, 1);
+    }
+
+    pub(crate) fn snapshot(&self) -> Stats {
+        // Relaxed: see `bump`.
+        let read = |counter: &AtomicU64| counter.load(Relaxed);
+        Stats {
+            groups: read(&self.groups),
+            members: read(&self.members),
+            leader_wakeups: read(&self.leader_wakeups),
+            caller_wakeups: read(&self.caller_wakeups),
+            futex_sleeps: read(&self.futex_sleeps),
+            spin_successes: read(&self.spin_successes),
+            yield_successes: read(&self.yield_successes),
+            group_sizes: std::array::from_fn(|i| read(&self.group_sizes[i])),
+        }
+    }
+
+    pub(crate) fn reset(&self) {
+        // Relaxed: see `bump`.
+        let zero = |counter: &AtomicU64| counter.store(0, Relaxed);
+        zero(&self.groups);
+        zero(&self.members);
+        zero(&self.leader_wakeups);
+        zero(&self.caller_wakeups);
+        zero(&self.futex_sleeps);
+        zero(&self.spin_successes);
+        zero(&self.yield_successes);
+        self.group_sizes.iter().for_each(zero);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_cover_every_size_once() {
+        for size in 1..=300usize {
+            let (low, high) = Stats::bucket_range(Stats::bucket_of(size));
+            assert!(low <= size && size <= high, "size {size} in {low}..={high}");
+        }
+        assert_eq!(Stats::bucket_of(0), 0);
+        assert_eq!(Stats::bucket_of(usize::MAX), GROUP_SIZE_BUCKETS - 1);
+    }
+
+    #[test]
+    fn counters_snapshot_and_reset() {
+        let counters = Counters::default();
+        counters.group(3);
+        counters.group(1);
+        counters.leader_wakeups(2);
+        let stats = counters.snapshot();
+        assert_eq!(
+            (stats.groups, stats.members, stats.leader_wakeups),
+            (2, 4, 2)
+        );
+        assert_eq!(stats.group_sizes[0], 1);
+        assert_eq!(stats.group_sizes[2], 1);
+        assert_eq!(stats.mean_group_size(), 2.0);
+        counters.reset();
+        assert_eq!(counters.snapshot(), Stats::default());
+    }
+}

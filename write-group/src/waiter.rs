@@ -1,0 +1,178 @@
+//! A writer's node and its state machine, and how a writer waits.
+//!
+//! # States
+//!
+//! Each writer owns one `AtomicU32` state word, which is also its futex. The
+//! word holds one of the states below, plus the [`SLEEPING`] bit while its
+//! owner sleeps in `futex_wait` (whoever changes the state then wakes it).
+//!
+//! | state             | meaning                                          | set by                                   | next states                                      |
+//! |-------------------|--------------------------------------------------|------------------------------------------|--------------------------------------------------|
+//! | `WAITING`         | queued, waits for a role                         | the owner, before linking                | `LEADER`, `PARALLEL_WRITER`, `PARALLEL_CALLER`, `COMPLETED` |
+//! | `LEADER`          | leads the next group (or holds an unbatched entry)| the owner (empty queue) or the previous group's exit | `COMPLETED` (parallel group), or none: the leader finishes its own call |
+//! | `PARALLEL_WRITER` | applies its own item in a parallel group         | the leader or a caller                   | `COMPLETED`                                      |
+//! | `PARALLEL_CALLER` | wakes every stride-th member after it, then applies | the leader                            | `COMPLETED`                                      |
+//! | `COMPLETED`       | done; the outcome is in the node                 | the group's exit, or a leader failing it for a stall | none: terminal, the owner returns and the node vanishes |
+//!
+//! `SLEEPING` is only ever added by the owner (a relaxed CAS from the state it
+//! last saw) and only ever cleared by a waker's swap to the next state, so a
+//! waker that sees it knows a `futex_wake` is needed and one that does not
+//! knows the owner will re-check before sleeping. Every transition is a
+//! single swap by a single waker: the protocol never has two threads racing
+//! to move the same writer.
+//!
+//! # Waiting
+//!
+//! A writer waits in three phases, as RocksDB's `AwaitState` does: a bounded
+//! spin (`spin_count` checks), then a yield phase of up to `max_yield_usec`
+//! with slow-yield detection and a shared yield credit, then sleep on its
+//! own futex. Under loom the spin yields to the model and the yield phase is
+//! compiled out (it depends on wall-clock time).
+
+use crate::sync::{AtomicPtr, OwnedFutex, UnsafeCell};
+
+/// Queued, waiting for a role.
+pub(crate) const WAITING: u32 = 1;
+/// Leads the next group (or holds an unbatched entry).
+pub(crate) const LEADER: u32 = 1 << 1;
+/// Applies its own item in a parallel group.
+pub(crate) const PARALLEL_WRITER: u32 = 1 << 2;
+/// Wakes every stride-th member after it, then applies its own item.
+pub(crate) const PARALLEL_CALLER: u32 = 1 << 3;
+/// Done: the outcome is in the node. Terminal.
+pub(crate) const COMPLETED: u32 = 1 << 4;
+/// Set on top of the state while the owner sleeps on the futex.
+pub(crate) const SLEEPING: u32 = 1 << 8;
+
+/// The states a queued writer waits for.
+pub(crate) const JOIN_GOALS: u32 = LEADER | PARALLEL_WRITER | PARALLEL_CALLER | COMPLETED;
+
+/// The type-independent part of a writer's node: everything the queue and a
+/// group's leader touch. It is the first field of a `#[repr(C)]` node, so a
+/// pointer to it is also a pointer to the node.
+///
+/// Links are atomics for loom's and miri's sake, accessed with relaxed
+/// ordering: a writer's `link_older` is written by its owner before the
+/// Release CAS that links it, and from then on links are only read and
+/// written by the leader of the moment, whose leadership is handed over with
+/// Release/Acquire.
+#[derive(Debug)]
+pub(crate) struct Waiter<T> {
+    /// The state word (see the module's table), which is also the futex.
+    pub(crate) futex: OwnedFutex,
+    /// The next older writer in the queue (null for the oldest).
+    pub(crate) link_older: AtomicPtr<Waiter<T>>,
+    /// The next newer writer, filled in lazily by leaders (null until then,
+    /// and for the newest).
+    pub(crate) link_newer: AtomicPtr<Waiter<T>>,
+    /// The work item; `None` only for an unbatched entry.
+    pub(crate) item: UnsafeCell<Option<T>>,
+    /// The item's size for the group's byte cap.
+    pub(crate) size: usize,
+    /// Fail rather than wait when the group is stalled.
+    pub(crate) no_slowdown: bool,
+    /// An unbatched entry: never grouped, stops a group from growing past it.
+    pub(crate) unbatched: bool,
+}
+
+impl<T> Waiter<T> {
+    /// A waiter in state `WAITING`, owned by the calling thread.
+    #[inline]
+    pub(crate) fn new(item: Option<T>, size: usize, no_slowdown: bool) -> Self {
+        let unbatched = item.is_none();
+        Self {
+            futex: OwnedFutex::new(WAITING),
+            link_older: AtomicPtr::new(std::ptr::null_mut()),
+            link_newer: AtomicPtr::new(std::ptr::null_mut()),
+            item: UnsafeCell::new(item),
+            size,
+            no_slowdown,
+            unbatched,
+        }
+    }
+}
+
+/// A shared estimate of whether yielding tends to end a wait in time
+/// (RocksDB's yield credit): positive when recent yield phases succeeded.
+///
+/// It is a heuristic, not part of the protocol: a std atomic in both builds,
+/// updated with a plain load and store (a lost update only delays the
+/// estimate).
+#[derive(Debug, Default)]
+pub(crate) struct YieldCredit(std::sync::atomic::AtomicI32);
+
+#[cfg(not(loom))]
+impl YieldCredit {
+    /// One sample's weight; the credit decays by 1/1024 per sample, so it
+    /// stays within `±1024 * STEP` (2^27).
+    const STEP: i32 = 1 << 17;
+
+    /// Whether the credit says a yield phase is worth trying.
+    #[inline]
+    pub(crate) fn favourable(&self) -> bool {
+        // Relaxed: a heuristic; any recent value will do.
+        self.0.load(std::sync::atomic::Ordering::Relaxed) >= 0
+    }
+
+    /// Records one yield phase's outcome.
+    pub(crate) fn record(&self, succeeded: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        // Relaxed: a heuristic; a lost update only delays the estimate.
+        let credit = self.0.load(Relaxed);
+        let step = if succeeded { Self::STEP } else { -Self::STEP };
+        self.0.store(credit - credit / 1024 + step, Relaxed);
+    }
+
+    /// True once in 256 calls on average (per thread): such waits try the
+    /// yield phase whatever the credit says, and update it.
+    #[inline]
+    pub(crate) fn sample() -> bool {
+        use std::cell::Cell;
+        thread_local! {
+            static STATE: Cell<u32> = const { Cell::new(0) };
+        }
+        STATE.with(|state| {
+            let mut x = state.get();
+            if x == 0 {
+                // Seed from the thread-local's address: distinct per thread.
+                x = (state as *const Cell<u32>).addr() as u32 | 1;
+            }
+            // xorshift32
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            state.set(x);
+            x & 0xff == 0
+        })
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credit_turns_negative_after_failures_and_back_after_successes() {
+        let credit = YieldCredit::default();
+        assert!(credit.favourable());
+        for _ in 0..4 {
+            credit.record(false);
+        }
+        assert!(!credit.favourable());
+        for _ in 0..8 {
+            credit.record(true);
+        }
+        assert!(credit.favourable());
+        for _ in 0..100_000 {
+            credit.record(true);
+        }
+        let bound = 1024 * YieldCredit::STEP;
+        assert!(credit.0.load(std::sync::atomic::Ordering::Relaxed) <= bound);
+    }
+
+    #[test]
+    fn sampling_hits_about_one_in_256() {
+        let hits = (0..256 * 64).filter(|_| YieldCredit::sample()).count();
+        assert!((16..=256).contains(&hits), "{hits} hits in {}", 256 * 64);
+    }
+}
