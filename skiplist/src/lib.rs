@@ -1,1 +1,1174 @@
-//! PLACEHOLDER: the `skiplist` crate is being written.
+//! A concurrent, insert-only skiplist whose nodes live in an arena: RocksDB's
+//! `InlineSkipList` in Rust, the default memtable of an LSM engine.
+//!
+//! # What it is
+//!
+//! A sorted set of opaque byte strings, ordered by a [`Comparator`]. Any
+//! number of threads insert through `&self` while any number of readers walk
+//! it with [`Cursor`]s; readers never block and never retry. Entries are never
+//! removed or changed: the whole list is dropped at once, with its arena.
+//!
+//! Each node is *one* allocation from a [`ConcurrentArena`](arena::ConcurrentArena):
+//! a tower of 1 to 12 next-links (branching factor 4, so 1.33 links per node
+//! on average) followed by a 4-byte length and the key bytes. There is no
+//! per-node heap allocation, no reference count, no epoch pinning, and no
+//! cache line that every insert writes: heights come from a per-thread random
+//! generator and the length is kept in per-thread stripes. An insert links
+//! the new node level by level from the bottom up with one CAS per level, so
+//! a key is present as soon as its level-0 link is in.
+//!
+//! An LSM engine stores an entry as one byte string (its internal key and
+//! value encoded together) and orders entries with its own comparator. To
+//! avoid a copy it can [`reserve`](SkipList::reserve) the node, encode the
+//! entry straight into it and then [`insert_reserved`](SkipList::insert_reserved).
+//!
+//! # When to use it
+//!
+//! For an append-mostly sorted buffer that is written by many threads, read
+//! concurrently, and thrown away whole: a memtable, a sorted run being built,
+//! an in-memory index of a log segment. Sequential or clustered keys insert
+//! in near O(1) with a [`Splice`] hint, and a list that has one writer at a
+//! time can drop the CAS altogether with a [`SingleWriter`] token.
+//!
+//! Not for maps that delete or update in place, and not when memory must be
+//! returned entry by entry: the arena only shrinks when the list is dropped.
+//! A rejected duplicate also leaves its node in the arena.
+//!
+//! # Alternatives
+//!
+//! - **`crossbeam_skiplist::SkipMap`/`SkipSet`** are general concurrent
+//!   ordered maps with removal. They pay for it: one global-allocator call per
+//!   node (keys and values allocate separately), an epoch pin on every
+//!   operation, SeqCst CAS on every level, and a shared hot cache line (height
+//!   seed, length, max height) that every insert writes. No custom
+//!   comparator is released, and iterators borrow the map. Pick them when you
+//!   need removal or typed keys and values.
+//! - **`Mutex<BTreeMap>`** (or `RwLock`) is compact and fast on one thread,
+//!   but writers serialise and readers block behind them; a scan must hold
+//!   the lock or copy.
+//! - **agatedb's `skiplist`** (tikv/agatedb, unpublished) is also an arena
+//!   skiplist with a comparator, but stores keys and values as `Bytes` outside
+//!   the arena, and its growable arena is not safe with concurrent writers.
+//!
+//! # Example
+//!
+//! ```
+//! use skiplist::{BytewiseComparator, SkipList};
+//! use std::sync::Arc;
+//!
+//! let list = Arc::new(SkipList::new(BytewiseComparator));
+//! let writers: Vec<_> = (0u32..4)
+//!     .map(|t| {
+//!         let list = Arc::clone(&list);
+//!         std::thread::spawn(move || {
+//!             for i in 0u32..250 {
+//!                 assert!(list.insert(&(i * 4 + t).to_be_bytes()));
+//!             }
+//!         })
+//!     })
+//!     .collect();
+//! for w in writers {
+//!     w.join().unwrap();
+//! }
+//! assert_eq!(list.len(), 1000);
+//! assert!(!list.insert(&7u32.to_be_bytes()), "duplicates are rejected");
+//!
+//! let mut cursor = list.iter();
+//! cursor.seek(&500u32.to_be_bytes());
+//! assert_eq!(cursor.key(), 500u32.to_be_bytes());
+//! assert!(list.iter().is_sorted());
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod cursor;
+mod node;
+mod splice;
+mod sync;
+mod thread_state;
+
+pub use comparator::{BytewiseComparator, Comparator};
+pub use cursor::{ArcCursor, Cursor};
+pub use splice::{SingleWriter, Splice};
+
+use crate::node::Node;
+use crate::splice::Levels;
+use crate::sync::{AtomicUsize, Ordering};
+use crate::thread_state::{LEN_STRIPES, len_stripe, random_height};
+use arena::ConcurrentArena;
+use crossbeam_utils::CachePadded;
+use std::cmp::Ordering as CmpOrdering;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+/// The tallest node tower; RocksDB's value.
+pub const MAX_HEIGHT: usize = node::MAX_HEIGHT;
+
+/// Each level holds about one node in this many of the level below.
+pub const BRANCHING: usize = 4;
+
+/// The longest entry a node can hold, in bytes.
+pub const MAX_KEY_LEN: usize = node::MAX_KEY_LEN;
+
+/// Prefetching the node after next while comparing keys hides part of the
+/// dependent-miss latency of a search. It adds a load per step, which loom
+/// would have to explore, and miri gains nothing from it.
+const PREFETCH: bool = cfg!(not(any(loom, miri)));
+
+/// A concurrent insert-only skiplist of byte strings stored in an arena.
+///
+/// See the [crate documentation](crate) for the design. The type is
+/// `Send + Sync` when the comparator is.
+///
+/// # Examples
+///
+/// ```
+/// use skiplist::{BytewiseComparator, SkipList};
+///
+/// let list = SkipList::new(BytewiseComparator);
+/// assert!(list.insert(b"b"));
+/// assert!(list.insert(b"a"));
+/// assert!(!list.insert(b"a"));
+/// assert!(list.contains(b"a"));
+/// assert_eq!(list.iter().collect::<Vec<_>>(), [b"a", b"b"]);
+/// ```
+pub struct SkipList<C = BytewiseComparator> {
+    /// A node of height MAX_HEIGHT with an empty key, before every entry;
+    /// searches treat it as smaller than any key without comparing.
+    head: Node,
+    /// The height of the tallest tower so far; searches start there. Only
+    /// ever raised.
+    max_height: AtomicUsize,
+    /// Set once by `single_writer`: the CAS inserts then refuse to run.
+    single_writer: bool,
+    /// Unique for the process's lifetime; ties hints, tokens and reservations
+    /// to this list.
+    id: u64,
+    cmp: C,
+    /// Boxed so that the list can move (into an `Arc`, say) without moving
+    /// the arena, whatever the arena keeps inline.
+    arena: Box<ConcurrentArena>,
+    /// Successful inserts, striped by thread so that inserts on different
+    /// threads do not write the same cache line.
+    len: [CachePadded<AtomicUsize>; LEN_STRIPES],
+}
+
+impl<C: Comparator> SkipList<C> {
+    /// An empty list with its own arena.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// assert!(list.is_empty());
+    /// ```
+    pub fn new(cmp: C) -> Self {
+        Self::with_arena(cmp, ConcurrentArena::new())
+    }
+
+    /// An empty list allocating from `arena`, for example one with large
+    /// blocks (fewer page faults, and huge-page friendly if the arena maps
+    /// them so).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ConcurrentArena;
+    /// use skiplist::{BytewiseComparator, SkipList};
+    ///
+    /// let list = SkipList::with_arena(BytewiseComparator, ConcurrentArena::with_block_size(4 << 20));
+    /// list.insert(b"k");
+    /// assert!(list.memory_usage() > 0);
+    /// ```
+    pub fn with_arena(cmp: C, arena: ConcurrentArena) -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let arena = Box::new(arena);
+        let head = Node::alloc(&arena, MAX_HEIGHT, 0);
+        Self {
+            head,
+            max_height: AtomicUsize::new(1),
+            single_writer: false,
+            // Relaxed: only uniqueness matters, which the RMW gives.
+            id: NEXT_ID.fetch_add(1, StdOrdering::Relaxed),
+            cmp,
+            arena,
+            len: std::array::from_fn(|_| CachePadded::new(AtomicUsize::new(0))),
+        }
+    }
+
+    /// The comparator that orders the list.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use skiplist::{BytewiseComparator, Comparator, SkipList};
+    /// let list = SkipList::new(BytewiseComparator);
+    /// assert!(list.comparator().equal(b"x", b"x"));
+    /// ```
+    #[inline]
+    pub fn comparator(&self) -> &C {
+        &self.cmp
+    }
+
+    /// The arena holding the nodes. Other data allocated from it lives as
+    /// long as the list and counts in [`memory_usage`](SkipList::memory_usage).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let before = list.memory_usage();
+    /// list.arena().alloc_layout(std::alloc::Layout::new::<[u64; 64]>());
+    /// assert!(list.memory_usage() >= before + 512);
+    /// ```
+    #[inline]
+    pub fn arena(&self) -> &ConcurrentArena {
+        &self.arena
+    }
+
+    /// Inserts a copy of `key`. Returns `false`, leaving the list unchanged,
+    /// if an equal key is present (the node allocated for it stays in the
+    /// arena). Safe to call from many threads at once.
+    ///
+    /// # Panics
+    ///
+    /// If the list was given a [`SingleWriter`], or `key` is longer than
+    /// [`MAX_KEY_LEN`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// assert!(list.insert(b"k"));
+    /// assert!(!list.insert(b"k"));
+    /// assert_eq!(list.len(), 1);
+    /// ```
+    #[inline]
+    pub fn insert(&self, key: &[u8]) -> bool {
+        self.check_concurrent_mode();
+        let (node, height) = self.alloc_copy(key);
+        let mut levels = Levels::empty();
+        self.link::<true>(node, height, &mut levels, false)
+    }
+
+    /// As [`insert`](SkipList::insert), starting from the brackets of the
+    /// previous insert through `hint`: near O(1) for sequential or clustered
+    /// keys. See [`Splice`].
+    ///
+    /// # Panics
+    ///
+    /// As [`insert`](SkipList::insert).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use skiplist::{BytewiseComparator, SkipList, Splice};
+    /// let list = SkipList::new(BytewiseComparator);
+    /// let mut hint = Splice::new();
+    /// for i in 0u64..100 {
+    ///     list.insert_with_hint(&i.to_be_bytes(), &mut hint);
+    /// }
+    /// assert_eq!(list.len(), 100);
+    /// ```
+    #[inline]
+    pub fn insert_with_hint(&self, key: &[u8], hint: &mut Splice) -> bool {
+        self.check_concurrent_mode();
+        let (node, height) = self.alloc_copy(key);
+        self.link::<true>(node, height, hint.levels_for(self.id), true)
+    }
+
+    /// Allocates a node for an entry of `len` bytes and returns its key
+    /// buffer (zeroed) to fill in place; then insert it with
+    /// [`insert_reserved`](SkipList::insert_reserved) or a variant. Until
+    /// then nobody else can see it. Dropping it without inserting leaves the
+    /// node unused in the arena.
+    ///
+    /// # Panics
+    ///
+    /// If `len` exceeds [`MAX_KEY_LEN`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let mut entry = list.reserve(5);
+    /// entry.copy_from_slice(b"hello");
+    /// assert!(list.insert_reserved(entry));
+    /// assert!(list.contains(b"hello"));
+    /// ```
+    #[inline]
+    pub fn reserve(&self, len: usize) -> Reserved<'_> {
+        let height = random_height();
+        let node = Node::alloc(&self.arena, height, len);
+        // SAFETY: the node was just allocated from our arena, which outlives
+        // the borrow of `self`, and is unpublished; nothing else refers to it.
+        let (key, len) = unsafe { node.key_ptr() };
+        // SAFETY: `key .. key + len` is the node's key area, inside its
+        // allocation; zeroing makes it initialised, so `Reserved` can hand out
+        // `&mut [u8]`.
+        unsafe { key.write_bytes(0, len) };
+        Reserved {
+            node,
+            key,
+            len,
+            height,
+            list_id: self.id,
+            _list: PhantomData,
+        }
+    }
+
+    /// Inserts an entry filled in place after [`reserve`](SkipList::reserve).
+    /// Returns `false` if an equal key is present; the list is then unchanged.
+    ///
+    /// # Panics
+    ///
+    /// If `entry` was reserved from another list, or as
+    /// [`insert`](SkipList::insert).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let mut e = list.reserve(1);
+    /// e[0] = 7;
+    /// assert!(list.insert_reserved(e));
+    /// assert!(list.contains(&[7]));
+    /// ```
+    #[inline]
+    pub fn insert_reserved(&self, entry: Reserved<'_>) -> bool {
+        self.check_concurrent_mode();
+        let (node, height) = self.take_reserved(entry);
+        let mut levels = Levels::empty();
+        self.link::<true>(node, height, &mut levels, false)
+    }
+
+    /// [`insert_reserved`](SkipList::insert_reserved) with a [`Splice`]
+    /// hint.
+    ///
+    /// # Panics
+    ///
+    /// As [`insert_reserved`](SkipList::insert_reserved).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use skiplist::{BytewiseComparator, SkipList, Splice};
+    /// let list = SkipList::new(BytewiseComparator);
+    /// let mut hint = Splice::new();
+    /// for i in 0u16..10 {
+    ///     let mut e = list.reserve(2);
+    ///     e.copy_from_slice(&i.to_be_bytes());
+    ///     assert!(list.insert_reserved_with_hint(e, &mut hint));
+    /// }
+    /// assert_eq!(list.len(), 10);
+    /// ```
+    #[inline]
+    pub fn insert_reserved_with_hint(&self, entry: Reserved<'_>, hint: &mut Splice) -> bool {
+        self.check_concurrent_mode();
+        let (node, height) = self.take_reserved(entry);
+        self.link::<true>(node, height, hint.levels_for(self.id), true)
+    }
+
+    /// Turns the list into a single-writer list and returns the one
+    /// [`SingleWriter`] token, or `None` if it was already handed out.
+    ///
+    /// `&mut self` proves that no insert is running now; from then on the
+    /// CAS-based inserts panic, so every insert goes through the token and
+    /// at most one runs at a time, while any number of readers read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let mut w = list.single_writer().unwrap();
+    /// assert!(list.single_writer().is_none());
+    /// assert!(list.insert_single_writer(&mut w, b"k"));
+    /// ```
+    pub fn single_writer(&mut self) -> Option<SingleWriter> {
+        if self.single_writer {
+            return None;
+        }
+        self.single_writer = true;
+        Some(SingleWriter {
+            list_id: self.id,
+            levels: Levels::empty(),
+        })
+    }
+
+    /// Inserts a copy of `key` without CAS, as the list's single writer.
+    /// Sequential keys take O(1): the token keeps the previous insert's
+    /// brackets. Returns `false` if an equal key is present.
+    ///
+    /// # Panics
+    ///
+    /// If `writer` belongs to another list, or `key` is longer than
+    /// [`MAX_KEY_LEN`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let mut w = list.single_writer().unwrap();
+    /// assert!(list.insert_single_writer(&mut w, b"a"));
+    /// assert!(!list.insert_single_writer(&mut w, b"a"));
+    /// ```
+    #[inline]
+    pub fn insert_single_writer(&self, writer: &mut SingleWriter, key: &[u8]) -> bool {
+        self.check_writer(writer);
+        let (node, height) = self.alloc_copy(key);
+        self.link::<false>(node, height, &mut writer.levels, false)
+    }
+
+    /// [`insert_reserved`](SkipList::insert_reserved) without CAS, as the
+    /// list's single writer.
+    ///
+    /// # Panics
+    ///
+    /// If `writer` or `entry` belongs to another list.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let mut w = list.single_writer().unwrap();
+    /// let mut e = list.reserve(3);
+    /// e.copy_from_slice(b"abc");
+    /// assert!(list.insert_reserved_single_writer(&mut w, e));
+    /// assert!(list.contains(b"abc"));
+    /// ```
+    #[inline]
+    pub fn insert_reserved_single_writer(
+        &self,
+        writer: &mut SingleWriter,
+        entry: Reserved<'_>,
+    ) -> bool {
+        self.check_writer(writer);
+        let (node, height) = self.take_reserved(entry);
+        self.link::<false>(node, height, &mut writer.levels, false)
+    }
+
+    /// Whether an entry equal to `key` is present.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// list.insert(b"k");
+    /// assert!(list.contains(b"k"));
+    /// assert!(!list.contains(b"j"));
+    /// ```
+    #[inline]
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.at_or_after(key)
+            .is_some_and(|n| self.cmp.equal(self.key_of(n), key))
+    }
+
+    /// The number of successful inserts. Exact when no insert is running;
+    /// while inserts run it may miss those in flight. O(stripes), not O(n).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// list.insert(b"a");
+    /// list.insert(b"a");
+    /// assert_eq!(list.len(), 1);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+            .iter()
+            // Relaxed: a statistic; callers that need it exact synchronise
+            // with the inserters some other way (join, a lock, a channel).
+            .map(|stripe| stripe.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Whether the list has no entries (see [`len`](SkipList::len)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// assert!(list.is_empty());
+    /// list.insert(b"");
+    /// assert!(!list.is_empty());
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.first().is_none()
+    }
+
+    /// Bytes of arena memory in use: nodes (including rejected duplicates
+    /// and unused reservations), the head, and whatever else was allocated
+    /// from [`arena`](SkipList::arena).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let empty = list.memory_usage();
+    /// list.insert(&[0; 100]);
+    /// assert!(list.memory_usage() >= empty + 100);
+    /// ```
+    #[inline]
+    pub fn memory_usage(&self) -> usize {
+        self.arena.approximate_memory_usage()
+    }
+
+    /// A cursor on the first entry (invalid if the list is empty).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// list.insert(b"b");
+    /// list.insert(b"a");
+    /// assert_eq!(list.iter().collect::<Vec<_>>(), [b"a", b"b"]);
+    /// ```
+    #[inline]
+    pub fn iter(&self) -> Cursor<'_, C> {
+        Cursor::new(self)
+    }
+
+    /// A cursor on the first entry that holds the list alive by itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let list = Arc::new(skiplist::SkipList::new(skiplist::BytewiseComparator));
+    /// list.insert(b"a");
+    /// let cursor = list.cursor_arc();
+    /// drop(list);
+    /// assert_eq!(cursor.key(), b"a");
+    /// ```
+    #[inline]
+    pub fn cursor_arc(self: &Arc<Self>) -> ArcCursor<C> {
+        ArcCursor::new(Arc::clone(self))
+    }
+
+    /// Walks every level and checks the structure: each level is strictly
+    /// ascending, every node of a level is linked in the level below, and no
+    /// level at or above `max_height` is used. Returns how many nodes each
+    /// level holds (`counts[0] == len()` when no insert is running). O(n ·
+    /// height); meant for tests and debugging.
+    ///
+    /// # Errors
+    ///
+    /// The first violation found, which means a bug in this crate or an
+    /// inconsistent comparator.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// for i in 0u32..100 {
+    ///     list.insert(&i.to_le_bytes());
+    /// }
+    /// let counts = list.check_invariants().unwrap();
+    /// assert_eq!(counts[0], 100);
+    /// assert!(counts[1] < 100);
+    /// ```
+    pub fn check_invariants(&self) -> Result<[usize; MAX_HEIGHT], InvariantError> {
+        let mut counts = [0; MAX_HEIGHT];
+        // Relaxed: a raise we miss only means the levels above are checked
+        // against a lower bound, which the next check repeats.
+        let max_height = self.max_height.load(Ordering::Relaxed);
+        for (level, count) in counts.iter_mut().enumerate() {
+            let mut below: Option<Node> = None;
+            let mut prev: Option<Node> = None;
+            let mut at = self.next_of(None, level);
+            while let Some(node) = at {
+                *count += 1;
+                if level >= max_height {
+                    return Err(InvariantError::AboveMaxHeight { level });
+                }
+                let key = self.key_of(node);
+                if let Some(p) = prev
+                    && self.cmp.compare(self.key_of(p), key) != CmpOrdering::Less
+                {
+                    return Err(InvariantError::OutOfOrder { level });
+                }
+                if level > 0 {
+                    loop {
+                        below = self.next_of(below, level - 1);
+                        match below {
+                            Some(b) if b == node => break,
+                            Some(b)
+                                if self.cmp.compare(self.key_of(b), key) == CmpOrdering::Less => {}
+                            _ => return Err(InvariantError::MissingBelow { level }),
+                        }
+                    }
+                }
+                prev = at;
+                at = self.next_of(at, level);
+            }
+        }
+        Ok(counts)
+    }
+}
+
+/// A structural violation found by [`SkipList::check_invariants`].
+///
+/// # Examples
+///
+/// ```
+/// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+/// let _: Result<_, skiplist::InvariantError> = list.check_invariants();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InvariantError {
+    /// Two neighbours at `level` are not in strictly ascending order.
+    OutOfOrder {
+        /// The level.
+        level: usize,
+    },
+    /// A node linked at `level` is missing from `level - 1`.
+    MissingBelow {
+        /// The level.
+        level: usize,
+    },
+    /// A node is linked at a level at or above the list's recorded height.
+    AboveMaxHeight {
+        /// The level.
+        level: usize,
+    },
+}
+
+impl fmt::Display for InvariantError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::OutOfOrder { level } => write!(f, "level {level} is not strictly ascending"),
+            Self::MissingBelow { level } => {
+                write!(f, "a node of level {level} is missing from the level below")
+            }
+            Self::AboveMaxHeight { level } => {
+                write!(f, "level {level} is in use above the recorded max height")
+            }
+        }
+    }
+}
+
+impl std::error::Error for InvariantError {}
+
+/// The search and insert machinery.
+impl<C: Comparator> SkipList<C> {
+    /// The key of a node of this list; the list outlives the returned slice.
+    #[inline(always)]
+    fn key_of(&self, node: Node) -> &[u8] {
+        // SAFETY: every node a list method sees was allocated from
+        // `self.arena` (reached from the head, or from a hint, token or
+        // reservation whose list id matched), so it lives as long as `self`.
+        // Published nodes have initialised keys that never change; an
+        // unpublished one reaches here only in `link`, after its `Reserved`
+        // (the only `&mut` to the key) was consumed.
+        unsafe { node.key() }
+    }
+
+    /// The successor of `node` (the head for `None`) at `level`.
+    #[inline(always)]
+    fn next_of(&self, node: Option<Node>, level: usize) -> Option<Node> {
+        // SAFETY: the node belongs to this list (see `key_of`), and `level`
+        // is below its height: callers only walk a node at levels through
+        // which they reached it, or at levels below a splice level that holds
+        // it, and the head has every level.
+        unsafe { node.unwrap_or(self.head).next(level) }
+    }
+
+    /// Whether `key` sorts after `node`; `None` is the end, after every key.
+    #[inline(always)]
+    fn key_is_after_node(&self, key: &[u8], node: Option<Node>) -> bool {
+        node.is_some_and(|n| self.cmp.compare(self.key_of(n), key) == CmpOrdering::Less)
+    }
+
+    /// Starts loading the node after `next` at `level` while the caller
+    /// compares against `next`.
+    #[inline(always)]
+    fn prefetch_after(&self, next: Option<Node>, level: usize) {
+        if PREFETCH
+            && let Some(n) = next
+            && let Some(after) = self.next_of(Some(n), level)
+        {
+            after.prefetch(level);
+        }
+    }
+
+    #[inline(always)]
+    fn current_max_height(&self) -> usize {
+        // Relaxed: a stale, lower height only makes a search start below the
+        // top, which is correct (the head's upper links are a shortcut); a
+        // height whose head link is not in yet reads as null and the search
+        // steps down.
+        self.max_height.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn first(&self) -> Option<Node> {
+        self.next_of(None, 0)
+    }
+
+    #[inline]
+    fn after(&self, node: Node) -> Option<Node> {
+        self.next_of(Some(node), 0)
+    }
+
+    #[inline]
+    fn before(&self, node: Node) -> Option<Node> {
+        self.find_last_before(self.key_of(node), false)
+    }
+
+    #[inline]
+    fn at_or_before(&self, target: &[u8]) -> Option<Node> {
+        self.find_last_before(target, true)
+    }
+
+    /// The first node `>= key`.
+    #[inline]
+    fn at_or_after(&self, key: &[u8]) -> Option<Node> {
+        let mut at: Option<Node> = None;
+        let mut level = self.current_max_height() - 1;
+        // The node that stopped us one level up: known to be > key, so it
+        // needs no second comparison when we meet it again below.
+        let mut known_greater: Option<Node> = None;
+        loop {
+            let next = self.next_of(at, level);
+            let order = match next {
+                None => CmpOrdering::Greater,
+                Some(n) if Some(n) == known_greater => CmpOrdering::Greater,
+                Some(n) => {
+                    self.prefetch_after(next, level);
+                    self.cmp.compare(self.key_of(n), key)
+                }
+            };
+            match order {
+                CmpOrdering::Less => at = next,
+                CmpOrdering::Equal => return next,
+                CmpOrdering::Greater if level == 0 => return next,
+                CmpOrdering::Greater => {
+                    known_greater = next;
+                    level -= 1;
+                }
+            }
+        }
+    }
+
+    /// The last node `< key` (or `<= key` when `inclusive`); `None` if it
+    /// would be the head.
+    #[inline]
+    fn find_last_before(&self, key: &[u8], inclusive: bool) -> Option<Node> {
+        let mut at: Option<Node> = None;
+        let mut level = self.current_max_height() - 1;
+        let mut known_not_before: Option<Node> = None;
+        loop {
+            let next = self.next_of(at, level);
+            let advance = match next {
+                None => false,
+                Some(n) if Some(n) == known_not_before => false,
+                Some(n) => {
+                    self.prefetch_after(next, level);
+                    match self.cmp.compare(self.key_of(n), key) {
+                        CmpOrdering::Less => true,
+                        CmpOrdering::Equal => inclusive,
+                        CmpOrdering::Greater => false,
+                    }
+                }
+            };
+            if advance {
+                at = next;
+            } else if level == 0 {
+                return at;
+            } else {
+                known_not_before = next;
+                level -= 1;
+            }
+        }
+    }
+
+    /// The last node (`None` when empty).
+    #[inline]
+    fn last(&self) -> Option<Node> {
+        let mut at: Option<Node> = None;
+        let mut level = self.current_max_height() - 1;
+        loop {
+            match self.next_of(at, level) {
+                Some(next) => at = Some(next),
+                None if level == 0 => return at,
+                None => level -= 1,
+            }
+        }
+    }
+
+    /// Narrows the bracket `(before, after)` at `level` to the tight one
+    /// around `key`: `before < key <= next`, `next` the successor of
+    /// `before`. `after` must be `>= key` (or the end).
+    #[inline]
+    fn find_splice_for_level(
+        &self,
+        key: &[u8],
+        mut before: Option<Node>,
+        after: Option<Node>,
+        level: usize,
+    ) -> (Option<Node>, Option<Node>) {
+        loop {
+            let next = self.next_of(before, level);
+            if next == after {
+                return (before, next);
+            }
+            self.prefetch_after(next, level);
+            if !self.key_is_after_node(key, next) {
+                return (before, next);
+            }
+            before = next;
+        }
+    }
+
+    /// Recomputes levels `0..top` of `levels` top-down, each within the
+    /// bracket of the level above.
+    #[inline]
+    fn recompute_splice(&self, key: &[u8], levels: &mut Levels, top: usize) {
+        for level in (0..top).rev() {
+            let (prev, next) = self.find_splice_for_level(
+                key,
+                levels.prev[level + 1],
+                levels.next[level + 1],
+                level,
+            );
+            levels.prev[level] = prev;
+            levels.next[level] = next;
+        }
+    }
+
+    /// Raises `max_height` to at least `height`; returns the list's height.
+    #[inline]
+    fn raise_max_height(&self, height: usize) -> usize {
+        let mut max = self.current_max_height();
+        while height > max {
+            // Relaxed: the height is only a starting point for searches (see
+            // `current_max_height`); it orders no other memory. Raising it
+            // before linking keeps `check_invariants`' bound true.
+            match self.max_height.compare_exchange_weak(
+                max,
+                height,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return height,
+                Err(current) => max = current,
+            }
+        }
+        max
+    }
+
+    /// Links the unpublished node `x` of `height` levels, bottom up, using
+    /// and updating `levels`. With `CONCURRENT`, each level is published by a
+    /// CAS that retries from a fresh search on contention; without, by a
+    /// release store (the caller holds the list's `SingleWriter`).
+    /// `partial_fix` keeps the usable part of a stale hint (caller hints);
+    /// otherwise a stale hint is recomputed from the top.
+    ///
+    /// Returns `false`, with nothing linked, if an equal key is present.
+    #[inline]
+    fn link<const CONCURRENT: bool>(
+        &self,
+        x: Node,
+        height: usize,
+        levels: &mut Levels,
+        partial_fix: bool,
+    ) -> bool {
+        let key = self.key_of(x);
+        let max_height = self.raise_max_height(height);
+
+        // Find the lowest level whose bracket is tight and holds the key;
+        // every level below it is recomputed from there.
+        let mut recompute = 0;
+        if levels.height < max_height {
+            // Unused hint, or the list grew taller since: start at the top.
+            levels.prev[max_height] = None;
+            levels.next[max_height] = None;
+            levels.height = max_height;
+            recompute = max_height;
+        } else {
+            while recompute < max_height {
+                let prev = levels.prev[recompute];
+                let next = levels.next[recompute];
+                if self.next_of(prev, recompute) != next {
+                    // Not tight: someone inserted in between. Go up.
+                    recompute += 1;
+                } else if prev.is_some() && !self.key_is_after_node(key, prev) {
+                    // The key is before the bracket.
+                    recompute = skip_level(&levels.prev, recompute, max_height, partial_fix);
+                } else if self.key_is_after_node(key, next) {
+                    // The key is after the bracket.
+                    recompute = skip_level(&levels.next, recompute, max_height, partial_fix);
+                } else {
+                    break;
+                }
+            }
+        }
+        if recompute > 0 {
+            self.recompute_splice(key, levels, recompute);
+        }
+
+        let mut levels_nested = true;
+        for level in 0..height {
+            if CONCURRENT {
+                loop {
+                    if level == 0 && self.is_duplicate(key, levels) {
+                        return false;
+                    }
+                    // SAFETY: `x` is ours and not yet reachable at `level`.
+                    unsafe { x.set_next_unpublished(level, levels.next[level]) };
+                    let prev = levels.prev[level].unwrap_or(self.head);
+                    // SAFETY: `prev` belongs to this list and has `level`
+                    // (it was found at that level, or is the head).
+                    if unsafe { prev.cas_next(level, levels.next[level], x) } {
+                        break;
+                    }
+                    self.retry_level(key, levels, level);
+                    // The re-search may have moved `prev[level]` past
+                    // `prev[level - 1]`: the hint no longer nests.
+                    levels_nested &= level == 0;
+                }
+            } else {
+                if level >= recompute
+                    && self.next_of(levels.prev[level], level) != levels.next[level]
+                {
+                    // Another stream of this writer inserted inside the
+                    // bracket: tighten it (stays nested, see `Levels`).
+                    (levels.prev[level], levels.next[level]) =
+                        self.find_splice_for_level(key, levels.prev[level], None, level);
+                }
+                if level == 0 && self.is_duplicate(key, levels) {
+                    return false;
+                }
+                // SAFETY: `x` is ours and not yet reachable at `level`.
+                unsafe { x.set_next_unpublished(level, levels.next[level]) };
+                let prev = levels.prev[level].unwrap_or(self.head);
+                // SAFETY: `prev` belongs to this list and has `level`; the
+                // caller's `SingleWriter` token makes this the only writer.
+                unsafe { prev.store_next(level, x) };
+            }
+        }
+
+        if levels_nested {
+            levels.prev[..height].fill(Some(x));
+        } else {
+            levels.height = 0;
+        }
+        self.len[len_stripe()].fetch_add(1, Ordering::Relaxed); // Relaxed: see `len`.
+        true
+    }
+
+    /// Whether the level-0 bracket shows `key` already present: the bracket
+    /// holds `prev < key <= next`, so a duplicate is `next`.
+    #[inline(always)]
+    fn is_duplicate(&self, key: &[u8], levels: &Levels) -> bool {
+        debug_assert!(
+            levels.prev[0].is_none() || self.key_is_after_node(key, levels.prev[0]),
+            "bracket's prev must be < key"
+        );
+        levels.next[0].is_some_and(|n| self.cmp.compare(key, self.key_of(n)) != CmpOrdering::Less)
+    }
+
+    /// After a lost CAS at `level`: the bracket's `prev` is still before the
+    /// key, so search forward from it.
+    #[cold]
+    #[inline(never)]
+    fn retry_level(&self, key: &[u8], levels: &mut Levels, level: usize) {
+        (levels.prev[level], levels.next[level]) =
+            self.find_splice_for_level(key, levels.prev[level], None, level);
+        #[cfg(loom)]
+        loom::thread::yield_now();
+    }
+
+    #[inline]
+    fn alloc_copy(&self, key: &[u8]) -> (Node, usize) {
+        let height = random_height();
+        let node = Node::alloc(&self.arena, height, key.len());
+        // SAFETY: the node was just allocated from our arena with room for
+        // `key.len()` bytes and is unpublished; nothing else refers to it.
+        let (dst, len) = unsafe { node.key_ptr() };
+        debug_assert_eq!(len, key.len());
+        // SAFETY: `dst` has `len` writable bytes that cannot overlap `key`
+        // (fresh arena memory).
+        unsafe { std::ptr::copy_nonoverlapping(key.as_ptr(), dst.as_ptr(), len) };
+        (node, height)
+    }
+
+    #[inline]
+    fn take_reserved(&self, entry: Reserved<'_>) -> (Node, usize) {
+        if entry.list_id != self.id {
+            foreign("Reserved entry");
+        }
+        (entry.node, entry.height)
+    }
+
+    #[inline(always)]
+    fn check_concurrent_mode(&self) {
+        if self.single_writer {
+            single_writer_mode();
+        }
+    }
+
+    #[inline(always)]
+    fn check_writer(&self, writer: &SingleWriter) {
+        if writer.list_id != self.id {
+            foreign("SingleWriter");
+        }
+    }
+}
+
+/// In a stale hint, the level after those sharing the node that proved the
+/// bracket wrong (they are wrong too); or the top, to recompute all, when
+/// partial fixes are off.
+#[inline]
+fn skip_level(
+    nodes: &[Option<Node>; MAX_HEIGHT + 1],
+    level: usize,
+    max_height: usize,
+    partial_fix: bool,
+) -> usize {
+    if !partial_fix {
+        return max_height;
+    }
+    let bad = nodes[level];
+    let mut level = level;
+    while level < max_height && nodes[level] == bad {
+        level += 1;
+    }
+    level
+}
+
+#[cold]
+#[inline(never)]
+fn single_writer_mode() -> ! {
+    panic!(
+        "skiplist: this list has a SingleWriter; insert through `insert_single_writer` or \
+         `insert_reserved_single_writer`"
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn foreign(what: &str) -> ! {
+    panic!("skiplist: the {what} belongs to another SkipList")
+}
+
+impl<C: Comparator + Default> Default for SkipList<C> {
+    fn default() -> Self {
+        Self::new(C::default())
+    }
+}
+
+impl<C: Comparator> fmt::Debug for SkipList<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SkipList")
+            .field("len", &self.len())
+            .field("max_height", &self.current_max_height())
+            .field("memory_usage", &self.memory_usage())
+            .field("single_writer", &self.single_writer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, C: Comparator> IntoIterator for &'a SkipList<C> {
+    type Item = &'a [u8];
+    type IntoIter = Cursor<'a, C>;
+
+    #[inline]
+    fn into_iter(self) -> Cursor<'a, C> {
+        self.iter()
+    }
+}
+
+/// A node allocated by [`SkipList::reserve`] whose entry is being filled in
+/// place; it dereferences to the entry's bytes (zeroed at first).
+///
+/// Insert it with [`SkipList::insert_reserved`],
+/// [`insert_reserved_with_hint`](SkipList::insert_reserved_with_hint) or
+/// [`insert_reserved_single_writer`](SkipList::insert_reserved_single_writer)
+/// on the list it came from. Nobody else sees the bytes until then, and they
+/// never change afterwards.
+///
+/// # Examples
+///
+/// ```
+/// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+/// let (key, value) = (b"user-key", b"value");
+/// let mut entry = list.reserve(key.len() + value.len());
+/// entry[..key.len()].copy_from_slice(key);
+/// entry[key.len()..].copy_from_slice(value);
+/// assert!(list.insert_reserved(entry));
+/// assert_eq!(list.iter().key(), b"user-keyvalue");
+/// ```
+pub struct Reserved<'a> {
+    node: Node,
+    key: NonNull<u8>,
+    len: usize,
+    height: usize,
+    list_id: u64,
+    /// Borrows the list, which keeps its arena (and so this node) alive.
+    _list: PhantomData<&'a ()>,
+}
+
+// SAFETY: a `Reserved` is the only handle on its unpublished bytes, like a
+// `&'a mut [u8]`, which is Send.
+unsafe impl Send for Reserved<'_> {}
+// SAFETY: shared access only reads the bytes, like `&'a mut [u8]`, which is
+// Sync.
+unsafe impl Sync for Reserved<'_> {}
+
+impl Deref for Reserved<'_> {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `len` initialised (zeroed) bytes at `key` that live for 'a;
+        // the only mutable access is through `&mut self`.
+        unsafe { std::slice::from_raw_parts(self.key.as_ptr(), self.len) }
+    }
+}
+
+impl DerefMut for Reserved<'_> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `deref`, and `&mut self` makes this the only access.
+        unsafe { std::slice::from_raw_parts_mut(self.key.as_ptr(), self.len) }
+    }
+}
+
+impl AsRef<[u8]> for Reserved<'_> {
+    #[inline]
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl AsMut<[u8]> for Reserved<'_> {
+    #[inline]
+    fn as_mut(&mut self) -> &mut [u8] {
+        self
+    }
+}
+
+impl fmt::Debug for Reserved<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reserved")
+            .field("len", &self.len)
+            .field("height", &self.height)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+#[cfg(all(test, not(loom)))]
+mod tests;

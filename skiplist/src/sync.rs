@@ -1,0 +1,17 @@
+//! The synchronisation primitives the list uses: std's, or loom's mocks under
+//! `--cfg loom` so that `tests/loom.rs` can explore the interleavings.
+//!
+//! Only the atomics that order the list (links, `max_height`, the length
+//! stripes) and the per-thread state go through here. The global counter that
+//! hands out list ids stays a std atomic: it is read once per list and orders
+//! nothing.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+#[cfg(loom)]
+pub(crate) use loom::thread_local;
+
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+#[cfg(not(loom))]
+pub(crate) use std::thread_local;

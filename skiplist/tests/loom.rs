@@ -1,0 +1,128 @@
+//! Loom models of the insert protocol on tiny lists.
+//!
+//! Run with
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release -p skiplist --test loom`.
+//!
+//! Under loom, node heights alternate 2, 1, 2, ... in each thread (see
+//! `thread_state.rs`), so the first insert of every thread links two levels:
+//! the models cover level-1 CAS races and the relaxed `max_height` raise.
+#![cfg(loom)]
+
+use loom::thread;
+use skiplist::{BytewiseComparator, SkipList, Splice};
+use std::sync::Arc;
+
+fn keys(list: &SkipList) -> Vec<Vec<u8>> {
+    list.iter().map(<[u8]>::to_vec).collect()
+}
+
+/// What a concurrent reader may see: a sorted subset of the final keys that
+/// contains every key inserted before it started.
+fn check_reader_view(seen: &[Vec<u8>], before: &[&[u8]], all: &[&[u8]]) {
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "unsorted: {seen:?}");
+    for k in seen {
+        assert!(all.contains(&k.as_slice()), "unknown key {k:?}");
+    }
+    for k in before {
+        assert!(seen.iter().any(|s| s == k), "lost {k:?} in {seen:?}");
+    }
+}
+
+/// Two inserters race for the same gap (both CAS the head's level-0 and
+/// level-1 links away from "m") while the main thread reads.
+#[test]
+fn two_inserters_and_a_reader() {
+    loom::model(|| {
+        let list = Arc::new(SkipList::new(BytewiseComparator));
+        assert!(list.insert(b"m"));
+        let inserters: Vec<_> = [b"b", b"c"]
+            .into_iter()
+            .map(|k| {
+                let list = Arc::clone(&list);
+                thread::spawn(move || assert!(list.insert(k)))
+            })
+            .collect();
+
+        let all: [&[u8]; 3] = [b"b", b"c", b"m"];
+        check_reader_view(&keys(&list), &[b"m"], &all);
+        let mut cursor = list.iter();
+        cursor.seek(b"a");
+        let first = cursor.key().to_vec();
+        assert!(all.contains(&first.as_slice()));
+        assert!(list.contains(b"m"));
+
+        for t in inserters {
+            t.join().unwrap();
+        }
+        assert_eq!(keys(&list), all);
+        assert_eq!(list.len(), 3);
+        let counts = list.check_invariants().unwrap();
+        assert_eq!(counts[0], 3);
+    });
+}
+
+/// Two threads insert the same key: exactly one wins, and the list holds
+/// it once.
+#[test]
+fn racing_duplicates() {
+    loom::model(|| {
+        let list = Arc::new(SkipList::new(BytewiseComparator));
+        let racers: Vec<_> = (0..2)
+            .map(|_| {
+                let list = Arc::clone(&list);
+                thread::spawn(move || list.insert(b"k"))
+            })
+            .collect();
+        let wins = racers
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .filter(|&won| won)
+            .count();
+        assert_eq!(wins, 1);
+        assert_eq!(keys(&list), [b"k"]);
+        assert_eq!(list.len(), 1);
+        list.check_invariants().unwrap();
+    });
+}
+
+/// A hinted inserter and a plain one interleave around a stale hint.
+#[test]
+fn hinted_inserter_with_a_stale_hint() {
+    loom::model(|| {
+        let list = Arc::new(SkipList::new(BytewiseComparator));
+        let mut hint = Splice::new();
+        assert!(list.insert_with_hint(b"a", &mut hint));
+        let other = {
+            let list = Arc::clone(&list);
+            thread::spawn(move || assert!(list.insert(b"c")))
+        };
+        // The hint brackets (a, end); "c" may land inside it meanwhile.
+        assert!(list.insert_with_hint(b"d", &mut hint));
+        other.join().unwrap();
+        assert_eq!(keys(&list), [b"a".as_slice(), b"c", b"d"]);
+        list.check_invariants().unwrap();
+    });
+}
+
+/// The single writer publishes with release stores; a reader on another
+/// thread sees a sorted prefix-closed view.
+#[test]
+fn single_writer_and_a_reader() {
+    loom::model(|| {
+        let mut list = SkipList::new(BytewiseComparator);
+        let mut writer = list.single_writer().unwrap();
+        let list = Arc::new(list);
+        let reader = {
+            let list = Arc::clone(&list);
+            thread::spawn(move || {
+                let seen = keys(&list);
+                check_reader_view(&seen, &[], &[b"a", b"b"]);
+            })
+        };
+        assert!(list.insert_single_writer(&mut writer, b"b"));
+        assert!(list.insert_single_writer(&mut writer, b"a"));
+        reader.join().unwrap();
+        assert_eq!(keys(&list), [b"a", b"b"]);
+        list.check_invariants().unwrap();
+    });
+}
