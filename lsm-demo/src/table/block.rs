@@ -502,6 +502,50 @@ mod tests {
         assert!(!it.valid());
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 256, ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Garbage contents (with a plausible restart array, so parsing gets
+        /// past `Block::new`) never panic and every walk terminates.
+        #[test]
+        fn garbage_blocks_never_panic(
+            mut data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+            restarts in proptest::collection::vec(0u32..220, 0..6),
+            target in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..6),
+        ) {
+            for r in &restarts {
+                data.extend_from_slice(&r.to_le_bytes());
+            }
+            data.extend_from_slice(&(restarts.len() as u32).to_le_bytes());
+            let Ok(block) = Block::new(data) else { return Ok(()) };
+            let block = Arc::new(block);
+            let mut it = iter(&block);
+            it.seek_to_first();
+            let mut steps = 0;
+            while it.valid() {
+                let _ = (it.key(), it.value());
+                it.next();
+                steps += 1;
+                proptest::prop_assert!(steps <= 200);
+            }
+            it = iter(&block);
+            it.seek_to_last();
+            steps = 0;
+            while it.valid() {
+                it.prev();
+                steps += 1;
+                proptest::prop_assert!(steps <= 200);
+            }
+            it = iter(&block);
+            it.seek(&target);
+            it.prev();
+            it.next();
+            let _ = it.error();
+        }
+    }
+
     #[test]
     fn bad_restart_arrays_are_refused() {
         assert!(Block::new(vec![]).is_err());
