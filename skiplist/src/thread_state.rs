@@ -6,6 +6,7 @@
 //! costs this crate avoids. Each thread is seeded once from a global counter
 //! (one relaxed `fetch_add` per thread, not per insert).
 
+#[cfg(not(loom))]
 use crate::node::MAX_HEIGHT;
 use crate::sync::thread_local;
 use std::cell::Cell;

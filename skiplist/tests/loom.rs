@@ -29,35 +29,47 @@ fn check_reader_view(seen: &[Vec<u8>], before: &[&[u8]], all: &[&[u8]]) {
 }
 
 /// Two inserters race for the same gap (both CAS the head's level-0 and
-/// level-1 links away from "m") while the main thread reads.
+/// level-1 links away from "m", then race again at level 0) while the main
+/// thread reads with every kind of cursor move.
 #[test]
 fn two_inserters_and_a_reader() {
     loom::model(|| {
         let list = Arc::new(SkipList::new(BytewiseComparator));
         assert!(list.insert(b"m"));
-        let inserters: Vec<_> = [b"b", b"c"]
+        let inserters: Vec<_> = [[b"b", b"d"], [b"c", b"e"]]
             .into_iter()
-            .map(|k| {
+            .map(|ks| {
                 let list = Arc::clone(&list);
-                thread::spawn(move || assert!(list.insert(k)))
+                thread::spawn(move || {
+                    for k in ks {
+                        assert!(list.insert(k));
+                    }
+                })
             })
             .collect();
 
-        let all: [&[u8]; 3] = [b"b", b"c", b"m"];
+        let all: [&[u8]; 5] = [b"b", b"c", b"d", b"e", b"m"];
         check_reader_view(&keys(&list), &[b"m"], &all);
         let mut cursor = list.iter();
         cursor.seek(b"a");
-        let first = cursor.key().to_vec();
-        assert!(all.contains(&first.as_slice()));
+        assert!(all.contains(&cursor.key()));
+        cursor.seek_to_last();
+        assert_eq!(cursor.key(), b"m");
+        cursor.prev();
+        if cursor.valid() {
+            assert!(all[..4].contains(&cursor.key()));
+        }
+        cursor.seek_for_prev(b"z");
+        assert_eq!(cursor.key(), b"m");
         assert!(list.contains(b"m"));
 
         for t in inserters {
             t.join().unwrap();
         }
         assert_eq!(keys(&list), all);
-        assert_eq!(list.len(), 3);
+        assert_eq!(list.len(), 5);
         let counts = list.check_invariants().unwrap();
-        assert_eq!(counts[0], 3);
+        assert_eq!(counts[0], 5);
     });
 }
 
@@ -117,6 +129,11 @@ fn single_writer_and_a_reader() {
             thread::spawn(move || {
                 let seen = keys(&list);
                 check_reader_view(&seen, &[], &[b"a", b"b"]);
+                // "a" was linked in front of "b" after "b" was in: whoever
+                // sees "a" must see "b" behind it.
+                if seen.first().is_some_and(|k| k == b"a") {
+                    assert_eq!(seen, [b"a", b"b"]);
+                }
             })
         };
         assert!(list.insert_single_writer(&mut writer, b"b"));
