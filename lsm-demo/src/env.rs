@@ -146,7 +146,32 @@ pub trait FileLock: Send + Sync + fmt::Debug {
 
 /// The file-system operations the engine uses.
 ///
-/// Errors are [`io::Error`]s whose message names the path concerned.
+/// Errors are [`io::Error`]s whose message names the path concerned. The
+/// engine holds one as `Arc<dyn FileSystem>`, so tests can hand it a
+/// [`FaultInjectionFs`] and keep a handle to crash it.
+///
+/// # Examples
+///
+/// Creating a file durably: sync the file, then its directory.
+///
+/// ```
+/// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+/// use std::{path::Path, sync::Arc};
+///
+/// fn write_durably(fs: &dyn FileSystem, dir: &Path, name: &str, data: &[u8]) -> std::io::Result<()> {
+///     let mut file = fs.create(&dir.join(name))?;
+///     file.append(data)?;
+///     file.sync()?;
+///     fs.sync_dir(dir)
+/// }
+///
+/// let fault_fs = FaultInjectionFs::new();
+/// let fs: Arc<dyn FileSystem> = Arc::new(fault_fs.clone());
+/// fs.create_dir_all(Path::new("/db")).unwrap();
+/// write_durably(fs.as_ref(), Path::new("/db"), "CURRENT", b"1").unwrap();
+/// fault_fs.simulate_crash();
+/// assert_eq!(fs.list_dir(Path::new("/db")).unwrap(), vec!["CURRENT"]);
+/// ```
 pub trait FileSystem: Send + Sync + fmt::Debug {
     /// Creates a directory and its missing parents.
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;

@@ -408,6 +408,26 @@ pub fn write_manifest(fs: &dyn FileSystem, dir: &Path, manifest: &Manifest) -> i
 }
 
 /// Reads the manifest in `dir`: `None` if there is none (a new database).
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+/// use lsm_demo::manifest::{read_manifest, write_manifest, Manifest};
+/// use std::path::Path;
+///
+/// let fs = FaultInjectionFs::new();
+/// let dir = Path::new("db");
+/// fs.create_dir_all(dir).unwrap();
+/// let old = Manifest { next_file_number: 5, ..Manifest::default() };
+/// let new = Manifest { next_file_number: 9, ..Manifest::default() };
+/// write_manifest(&fs, dir, &old).unwrap();
+/// // The rename happens but the directory sync fails, then power is lost:
+/// fs.fail_next(FaultOp::SyncDir, 1);
+/// assert!(write_manifest(&fs, dir, &new).is_err());
+/// fs.simulate_crash();
+/// assert_eq!(read_manifest(&fs, dir).unwrap(), Some(old));
+/// ```
 pub fn read_manifest(fs: &dyn FileSystem, dir: &Path) -> Result<Option<Manifest>, ManifestError> {
     let path = dir.join(MANIFEST_FILE);
     if !fs.exists(&path) {

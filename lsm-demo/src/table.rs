@@ -741,7 +741,41 @@ impl TableBuilder {
 /// An open table file. Cheap to share: iterators hold an `Arc` of it.
 ///
 /// Opening reads the footer, index, filter and properties blocks into
-/// memory; data blocks are read (and their checksums verified) on demand.
+/// memory; data blocks are read (and their checksums verified) on demand,
+/// with no cache beyond the block an iterator is on.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+/// use lsm_demo::table::{Table, TableBuilder, TableError, TableOptions};
+/// use comparator::BytewiseComparator;
+/// use std::{path::Path, sync::Arc};
+///
+/// let fs = FaultInjectionFs::new();
+/// let path = Path::new("000009.sst");
+/// let mut b = TableBuilder::new(fs.create(path).unwrap(), TableOptions::default(),
+///     Arc::new(BytewiseComparator), |k| k);
+/// b.add(b"k", b"v").unwrap();
+/// b.finish().unwrap();
+///
+/// let table = Table::open_file(&fs, path, Arc::new(BytewiseComparator), |k| k).unwrap();
+/// assert_eq!(table.properties().entries, 1);
+/// assert!(!table.may_contain(b"absent") || table.may_contain(b"k"));
+///
+/// // Damage is a typed error naming the file.
+/// let mut bytes = fs.read_file(path).unwrap();
+/// bytes[0] ^= 1;
+/// let mut f = fs.create(path).unwrap();
+/// f.append(&bytes).unwrap();
+/// let table = Table::open_file(&fs, path, Arc::new(BytewiseComparator), |k| k).unwrap();
+/// let mut it = table.iter();
+/// it.seek_to_first();
+/// assert!(!it.valid());
+/// let err = it.status().unwrap_err();
+/// assert!(matches!(err, TableError::InFile { .. }));
+/// assert!(err.to_string().starts_with("000009.sst: checksum mismatch in data block"));
+/// ```
 pub struct Table {
     file: Arc<dyn RandomAccessFile>,
     file_size: u64,

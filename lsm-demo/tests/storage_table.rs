@@ -532,3 +532,20 @@ fn posix_table_round_trip() {
     assert_eq!(collect_forward(&mut table.iter()), entries);
     assert_eq!(table.file_size(), info.file_size);
 }
+
+#[test]
+fn thread_safety_of_the_public_types() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<Table>();
+    send_sync::<Arc<Table>>();
+    send::<TableIter>();
+    send::<TableBuilder>();
+    send_sync::<FaultInjectionFs>();
+    send_sync::<PosixFs>();
+    send::<lsm_demo::wal::LogWriter>();
+    send_sync::<lsm_demo::wal::LogReader>();
+    send_sync::<TableError>();
+    send_sync::<lsm_demo::wal::WalError>();
+    send_sync::<lsm_demo::manifest::ManifestError>();
+}
