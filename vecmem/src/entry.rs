@@ -12,9 +12,6 @@ use std::ptr::NonNull;
 
 use arena::ConcurrentArena;
 
-/// Longest varint of a `usize` length: 7 payload bits per byte.
-const MAX_PREFIX_LEN: usize = usize::BITS.div_ceil(7) as usize;
-
 /// A pointer to a length-prefixed entry in an arena.
 ///
 /// Copying an `Entry` copies the pointer only. Its bytes are written once, in
@@ -39,22 +36,25 @@ impl Entry {
     /// in memory can reach.
     #[inline]
     pub(crate) fn copy_into(arena: &ConcurrentArena, bytes: &[u8]) -> Self {
-        let mut prefix = [0u8; MAX_PREFIX_LEN];
-        let prefix_len = encode_varint(bytes.len(), &mut prefix);
+        let prefix_len = varint_len(bytes.len());
         let layout = Layout::from_size_align(prefix_len + bytes.len(), 1)
             .expect("an entry's length fits in isize");
         let start = arena.alloc_layout(layout);
         // SAFETY: `start` is a fresh arena allocation of `prefix_len +
-        // bytes.len()` bytes that nothing else references yet; the two copies
-        // write its two disjoint parts, and the sources are our own buffers,
-        // so they cannot overlap it.
+        // bytes.len()` bytes that nothing else references yet. The loop
+        // writes exactly `prefix_len` varint bytes (`varint_len` counts the
+        // same 7-bit groups), then the copy fills the rest from `bytes`,
+        // which cannot overlap a fresh allocation.
         unsafe {
-            std::ptr::copy_nonoverlapping(prefix.as_ptr(), start.as_ptr(), prefix_len);
-            std::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                start.as_ptr().add(prefix_len),
-                bytes.len(),
-            );
+            let mut cursor = start.as_ptr();
+            let mut rest = bytes.len();
+            while rest >= 0x80 {
+                cursor.write((rest as u8) | 0x80);
+                cursor = cursor.add(1);
+                rest >>= 7;
+            }
+            cursor.write(rest as u8);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), cursor.add(1), bytes.len());
         }
         Entry(start)
     }
@@ -98,17 +98,11 @@ impl fmt::Debug for Entry {
     }
 }
 
-/// Writes `value` as a LEB128 varint into `out`; returns how many bytes.
+/// Bytes of the LEB128 varint of `value`: one per started group of 7 bits.
 #[inline]
-fn encode_varint(mut value: usize, out: &mut [u8; MAX_PREFIX_LEN]) -> usize {
-    let mut written = 0;
-    while value >= 0x80 {
-        out[written] = (value as u8) | 0x80;
-        value >>= 7;
-        written += 1;
-    }
-    out[written] = value as u8;
-    written + 1
+fn varint_len(value: usize) -> usize {
+    let significant_bits = usize::BITS - (value | 1).leading_zeros();
+    significant_bits.div_ceil(7) as usize
 }
 
 #[cfg(test)]
@@ -117,13 +111,12 @@ mod tests {
 
     #[test]
     fn varint_lengths_at_every_byte_boundary() {
-        let mut buf = [0u8; MAX_PREFIX_LEN];
-        assert_eq!(encode_varint(0, &mut buf), 1);
-        assert_eq!(encode_varint(0x7f, &mut buf), 1);
-        assert_eq!(encode_varint(0x80, &mut buf), 2);
-        assert_eq!(encode_varint((1 << 14) - 1, &mut buf), 2);
-        assert_eq!(encode_varint(1 << 14, &mut buf), 3);
-        assert_eq!(encode_varint(usize::MAX, &mut buf), MAX_PREFIX_LEN);
+        assert_eq!(varint_len(0), 1);
+        assert_eq!(varint_len(0x7f), 1);
+        assert_eq!(varint_len(0x80), 2);
+        assert_eq!(varint_len((1 << 14) - 1), 2);
+        assert_eq!(varint_len(1 << 14), 3);
+        assert_eq!(varint_len(usize::MAX), usize::BITS.div_ceil(7) as usize);
     }
 
     #[test]
