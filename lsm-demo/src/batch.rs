@@ -1,0 +1,222 @@
+//! Write batches: several puts and deletes applied atomically.
+//!
+//! A batch's representation is also its write-ahead-log payload: records of
+//! `type byte, varint key length, key[, varint value length, value]`. The
+//! leader of a write group writes one log record for the whole group: a
+//! 12-byte header (first sequence, entry count) followed by the members'
+//! records in group order, so the group's sequences are contiguous.
+
+use crate::key::{ValueType, get_varint, put_varint};
+
+/// Length of the header of a group's log record.
+pub(crate) const GROUP_HEADER_LEN: usize = 12;
+
+/// An atomic group of puts and deletes, applied in order.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::WriteBatch;
+///
+/// let mut batch = WriteBatch::new();
+/// batch.put(b"a", b"1");
+/// batch.delete(b"b");
+/// assert_eq!(batch.len(), 2);
+/// batch.clear();
+/// assert!(batch.is_empty());
+/// ```
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct WriteBatch {
+    rep: Vec<u8>,
+    count: u32,
+    max_key: usize,
+    max_value: usize,
+}
+
+impl WriteBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Queues a put of `value` under `key`.
+    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        let (key, value) = (key.as_ref(), value.as_ref());
+        self.rep.push(ValueType::Value as u8);
+        put_varint(&mut self.rep, key.len() as u64);
+        self.rep.extend_from_slice(key);
+        put_varint(&mut self.rep, value.len() as u64);
+        self.rep.extend_from_slice(value);
+        self.count += 1;
+        self.max_key = self.max_key.max(key.len());
+        self.max_value = self.max_value.max(value.len());
+    }
+
+    /// Queues a delete of `key`.
+    pub fn delete(&mut self, key: impl AsRef<[u8]>) {
+        let key = key.as_ref();
+        self.rep.push(ValueType::Deletion as u8);
+        put_varint(&mut self.rep, key.len() as u64);
+        self.rep.extend_from_slice(key);
+        self.count += 1;
+        self.max_key = self.max_key.max(key.len());
+    }
+
+    /// Number of operations in the batch.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// Whether the batch holds no operation.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Removes every operation, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.rep.clear();
+        self.count = 0;
+        self.max_key = 0;
+        self.max_value = 0;
+    }
+
+    /// Bytes of the encoded operations.
+    pub fn data_size(&self) -> usize {
+        self.rep.len()
+    }
+
+    pub(crate) fn records(&self) -> &[u8] {
+        &self.rep
+    }
+
+    pub(crate) fn largest_key_and_value(&self) -> (usize, usize) {
+        (self.max_key, self.max_value)
+    }
+
+    /// The operations in order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::{BatchOp, WriteBatch};
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"k", b"v");
+    /// let ops: Vec<BatchOp<'_>> = batch.iter().collect();
+    /// assert_eq!(ops, [BatchOp::Put(b"k", b"v")]);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = BatchOp<'_>> + '_ {
+        Records { rest: &self.rep }.map(|r| r.expect("a batch built through its methods decodes"))
+    }
+}
+
+/// One operation of a [`WriteBatch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchOp<'a> {
+    /// Put the value under the key.
+    Put(&'a [u8], &'a [u8]),
+    /// Delete the key.
+    Delete(&'a [u8]),
+}
+
+impl<'a> BatchOp<'a> {
+    /// The key the operation touches.
+    pub fn key(&self) -> &'a [u8] {
+        match *self {
+            BatchOp::Put(k, _) | BatchOp::Delete(k) => k,
+        }
+    }
+
+    pub(crate) fn value_type_and_value(&self) -> (ValueType, &'a [u8]) {
+        match *self {
+            BatchOp::Put(_, v) => (ValueType::Value, v),
+            BatchOp::Delete(_) => (ValueType::Deletion, &[]),
+        }
+    }
+}
+
+/// A malformed log payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadRecord(pub &'static str);
+
+/// Iterates encoded records; stops with an error at the first malformed one.
+#[derive(Debug)]
+pub(crate) struct Records<'a> {
+    pub(crate) rest: &'a [u8],
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<BatchOp<'a>, BadRecord>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (&t, rest) = self.rest.split_first()?;
+        let take = |rest: &mut &'a [u8]| -> Result<&'a [u8], BadRecord> {
+            let (len, used) = get_varint(rest).ok_or(BadRecord("bad length varint"))?;
+            let after = &rest[used..];
+            if len > after.len() as u64 {
+                return Err(BadRecord("length past the end of the record"));
+            }
+            let (s, tail) = after.split_at(len as usize);
+            *rest = tail;
+            Ok(s)
+        };
+        let mut rest = rest;
+        let op = match ValueType::from_byte(t) {
+            Some(ValueType::Value) => {
+                take(&mut rest).and_then(|k| Ok(BatchOp::Put(k, take(&mut rest)?)))
+            }
+            Some(ValueType::Deletion) => take(&mut rest).map(BatchOp::Delete),
+            None => Err(BadRecord("unknown operation type")),
+        };
+        self.rest = if op.is_ok() { rest } else { &[] };
+        Some(op)
+    }
+}
+
+/// Encodes a group's log record header.
+pub(crate) fn group_header(first_seq: u64, count: u32) -> [u8; GROUP_HEADER_LEN] {
+    let mut h = [0; GROUP_HEADER_LEN];
+    h[..8].copy_from_slice(&first_seq.to_le_bytes());
+    h[8..].copy_from_slice(&count.to_le_bytes());
+    h
+}
+
+/// Decodes a group's log record: first sequence, count, and the operations.
+pub(crate) fn decode_group(record: &[u8]) -> Result<(u64, Vec<BatchOp<'_>>), BadRecord> {
+    if record.len() < GROUP_HEADER_LEN {
+        return Err(BadRecord("record shorter than its header"));
+    }
+    let first = u64::from_le_bytes(record[..8].try_into().expect("8 bytes"));
+    let count = u32::from_le_bytes(record[8..12].try_into().expect("4 bytes"));
+    let ops = Records {
+        rest: &record[GROUP_HEADER_LEN..],
+    }
+    .collect::<Result<Vec<_>, _>>()?;
+    if ops.len() != count as usize {
+        return Err(BadRecord("operation count does not match the header"));
+    }
+    Ok((first, ops))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_record_round_trips() {
+        let mut a = WriteBatch::new();
+        a.put(b"x", b"1");
+        a.delete(b"y");
+        let mut rec = group_header(41, 2).to_vec();
+        rec.extend_from_slice(a.records());
+        let (first, ops) = decode_group(&rec).unwrap();
+        assert_eq!(first, 41);
+        assert_eq!(ops, [BatchOp::Put(b"x", b"1"), BatchOp::Delete(b"y")]);
+        rec.pop();
+        assert!(decode_group(&rec).is_err());
+        assert!(decode_group(&rec[..5]).is_err());
+        let mut bad = group_header(1, 1).to_vec();
+        bad.push(9);
+        assert!(decode_group(&bad).is_err());
+    }
+}

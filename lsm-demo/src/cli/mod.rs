@@ -1,0 +1,4 @@
+//! The `lsm-demo` command line.
+
+pub mod bench;
+pub mod stress;

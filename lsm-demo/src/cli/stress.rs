@@ -1,0 +1,497 @@
+//! `lsm-demo stress` and `lsm-demo crashtest`: many threads of random
+//! operations checked against an expected state kept in a file beside the
+//! database, and a loop that kills the stress process at random and verifies
+//! what survived.
+//!
+//! # The expected state
+//!
+//! One 8-byte slot per key: the low 32 bits hold the value id the database
+//! must hold (0: absent), the high 32 bits a pending value id (0: none).
+//! A writer, holding the key's lock, first records `pending = new`, then
+//! writes to the database, then, once the write is acknowledged, records
+//! `current = new, pending = 0`. Each slot update is one `pwrite` of 8
+//! aligned bytes, which a killed process cannot tear. After a crash a key
+//! with a pending id may hold either id; any other key must hold exactly
+//! `current`.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use lsm_demo::{DB, IteratorMode, MemtableKind, Options, WriteBatch, WriteOptions};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// Flags of `lsm-demo stress`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(rename_all = "snake_case")]
+pub struct StressArgs {
+    /// Database directory.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// Expected-state file (default: the database path with `.expected`).
+    #[arg(long)]
+    pub expected: Option<PathBuf>,
+    /// Worker threads.
+    #[arg(long, default_value_t = 4)]
+    pub threads: usize,
+    /// Distinct keys.
+    #[arg(long, default_value_t = 10_000)]
+    pub keys: u32,
+    /// Operations per thread (0: until --duration ends).
+    #[arg(long, default_value_t = 10_000)]
+    pub ops: u64,
+    /// Seconds to run when --ops is 0.
+    #[arg(long, default_value_t = 10)]
+    pub duration: u64,
+    /// Random seed (0: from the clock); printed for replay.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Sync every write (1) or none (0).
+    #[arg(long, default_value = "1", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub sync: bool,
+    /// Memtable: skip_list or vector.
+    #[arg(long, default_value = "skip_list")]
+    pub memtablerep: String,
+    /// Small memtables, so flushes and compactions run often.
+    #[arg(long, default_value_t = 256 << 10)]
+    pub write_buffer_size: usize,
+}
+
+fn parse_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        _ => Err(format!("expected 0, 1, true or false, got {s:?}")),
+    }
+}
+
+/// Flags of `lsm-demo crashtest`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(rename_all = "snake_case")]
+pub struct CrashArgs {
+    /// Database directory (default: a temporary directory).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Kill-and-verify rounds.
+    #[arg(long, default_value_t = 24)]
+    pub kills: u32,
+    /// Longest time a stress run lives before its kill, in milliseconds.
+    #[arg(long, default_value_t = 1500)]
+    pub max_run_ms: u64,
+    /// Worker threads of each stress run.
+    #[arg(long, default_value_t = 4)]
+    pub threads: usize,
+    /// Distinct keys.
+    #[arg(long, default_value_t = 5_000)]
+    pub keys: u32,
+    /// Sync every write (1) or none (0).
+    #[arg(long, default_value = "1", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub sync: bool,
+    /// Memtable: skip_list or vector.
+    #[arg(long, default_value = "skip_list")]
+    pub memtablerep: String,
+    /// Random seed (0: from the clock).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// What a verification found.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Verified {
+    /// Keys checked.
+    pub keys: u64,
+    /// Keys whose state the expected-state file pinned exactly.
+    pub exact: u64,
+    /// Keys with a write in flight at the crash (either value allowed).
+    pub pending: u64,
+    /// Acknowledged writes missing, or values never written: must be 0.
+    pub mismatches: u64,
+}
+
+struct Expected {
+    file: File,
+}
+
+const PENDING_SHIFT: u32 = 32;
+
+impl Expected {
+    fn open(path: &Path, keys: u32) -> std::io::Result<Expected> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        let want = keys as u64 * 8;
+        if file.metadata()?.len() < want {
+            file.set_len(want)?;
+        }
+        Ok(Expected { file })
+    }
+
+    fn read(&self, k: u32) -> (u32, u32) {
+        let mut b = [0u8; 8];
+        self.file
+            .read_exact_at(&mut b, k as u64 * 8)
+            .expect("reading the expected state");
+        let v = u64::from_le_bytes(b);
+        (v as u32, (v >> PENDING_SHIFT) as u32)
+    }
+
+    fn write(&self, k: u32, current: u32, pending: u32) {
+        let v = (current as u64) | ((pending as u64) << PENDING_SHIFT);
+        self.file
+            .write_all_at(&v.to_le_bytes(), k as u64 * 8)
+            .expect("writing the expected state");
+    }
+}
+
+fn key_bytes(k: u32) -> Vec<u8> {
+    format!("key{k:08}").into_bytes()
+}
+
+/// A value names its key and id, so a misplaced or damaged value is caught.
+fn value_bytes(k: u32, id: u32) -> Vec<u8> {
+    let mut v = format!("{k}:{id}:").into_bytes();
+    let fill = b'a' + (id % 26) as u8;
+    v.resize(v.len() + 16 + (id % 64) as usize, fill);
+    v
+}
+
+fn value_id(k: u32, v: &[u8]) -> Option<u32> {
+    let s = std::str::from_utf8(v).ok()?;
+    let mut parts = s.splitn(3, ':');
+    let key: u32 = parts.next()?.parse().ok()?;
+    let id: u32 = parts.next()?.parse().ok()?;
+    (key == k && value_bytes(k, id) == v).then_some(id)
+}
+
+fn options(memtablerep: &str, write_buffer_size: usize) -> Result<Options, String> {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_write_buffer_size(write_buffer_size);
+    o.set_level_zero_file_num_compaction_trigger(3);
+    o.set_target_file_size_base(1 << 20);
+    o.set_memtable_kind(match memtablerep {
+        "skip_list" => MemtableKind::SkipList,
+        "vector" => MemtableKind::Vector,
+        other => return Err(format!("--memtablerep={other}: use skip_list or vector")),
+    });
+    Ok(o)
+}
+
+fn expected_path(db: &Path, explicit: &Option<PathBuf>) -> PathBuf {
+    explicit.clone().unwrap_or_else(|| {
+        let mut p = db.as_os_str().to_owned();
+        p.push(".expected");
+        PathBuf::from(p)
+    })
+}
+
+/// Checks every key of `db` against the expected state and resolves pending
+/// slots to what the database holds.
+fn verify(db: &DB, exp: &Expected, keys: u32) -> Result<Verified, String> {
+    let mut r = Verified::default();
+    for k in 0..keys {
+        let (current, pending) = exp.read(k);
+        let got = match db.get(key_bytes(k)).map_err(|e| e.to_string())? {
+            None => Some(0),
+            Some(v) => value_id(k, &v),
+        };
+        r.keys += 1;
+        let ok = match got {
+            Some(id) if pending != 0 => {
+                r.pending += 1;
+                id == current || id == pending || (pending == u32::MAX && id == 0)
+            }
+            Some(id) => {
+                r.exact += 1;
+                id == current
+            }
+            None => false,
+        };
+        if !ok {
+            r.mismatches += 1;
+            if r.mismatches <= 10 {
+                eprintln!(
+                    "MISMATCH key {k}: database holds {got:?}, expected {current} (pending {pending})"
+                );
+            }
+            continue;
+        }
+        if pending != 0 {
+            exp.write(k, got.unwrap_or(0), 0);
+        }
+    }
+    Ok(r)
+}
+
+/// `lsm-demo stress`: verifies what the last run left, then runs the workload.
+pub fn stress(a: StressArgs) -> Result<(), String> {
+    if a.threads == 0 || a.keys == 0 {
+        return Err("--threads and --keys must be at least 1".into());
+    }
+    let seed = if a.seed == 0 { clock_seed() } else { a.seed };
+    println!("stress: seed {seed} (replay with --seed={seed})");
+    let opts = options(&a.memtablerep, a.write_buffer_size)?;
+    let db = DB::open(&opts, &a.db).map_err(|e| format!("opening {}: {e}", a.db.display()))?;
+    let exp = Expected::open(&expected_path(&a.db, &a.expected), a.keys)
+        .map_err(|e| format!("opening the expected state: {e}"))?;
+    let v = verify(&db, &exp, a.keys)?;
+    println!(
+        "stress: verified {} keys on open ({} pending resolved, {} mismatches)",
+        v.keys, v.pending, v.mismatches
+    );
+    if v.mismatches > 0 {
+        return Err(format!(
+            "{} keys differ from the expected state",
+            v.mismatches
+        ));
+    }
+    let locks: Vec<Mutex<()>> = (0..a.keys).map(|_| Mutex::new(())).collect();
+    let next_id = AtomicU64::new(1 + (seed % 1000) * 1_000_000);
+    let ops_done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let failure = Mutex::new(None::<String>);
+    let deadline = Instant::now() + Duration::from_secs(a.duration);
+    std::thread::scope(|s| {
+        for t in 0..a.threads {
+            let (db, exp, locks, next_id, ops_done, stop, failure, a) =
+                (&db, &exp, &locks, &next_id, &ops_done, &stop, &failure, &a);
+            s.spawn(move || {
+                let mut rng = SmallRng::seed_from_u64(seed.wrapping_add(t as u64 * 7919));
+                let mut wo = WriteOptions::default();
+                wo.set_sync(a.sync);
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    if a.ops > 0 && i >= a.ops || a.ops == 0 && Instant::now() >= deadline {
+                        break;
+                    }
+                    i += 1;
+                    if let Err(e) = one_op(db, exp, locks, next_id, &wo, a.keys, &mut rng) {
+                        *failure.lock().expect("lock") = Some(e);
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    ops_done.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().expect("lock") {
+        return Err(e);
+    }
+    let v = verify(&db, &exp, a.keys)?;
+    println!(
+        "stress: {} operations, final verification of {} keys: {} mismatches",
+        ops_done.load(Ordering::Relaxed),
+        v.keys,
+        v.mismatches
+    );
+    if v.mismatches > 0 {
+        return Err(format!(
+            "{} keys differ from the expected state",
+            v.mismatches
+        ));
+    }
+    Ok(())
+}
+
+fn new_id(next_id: &AtomicU64) -> u32 {
+    // Ids wrap within u32, skipping 0 (absent) and u32::MAX (pending delete).
+    let id = (next_id.fetch_add(1, Ordering::Relaxed) % (u32::MAX as u64 - 2)) as u32 + 1;
+    id.min(u32::MAX - 1)
+}
+
+fn one_op(
+    db: &DB,
+    exp: &Expected,
+    locks: &[Mutex<()>],
+    next_id: &AtomicU64,
+    wo: &WriteOptions,
+    keys: u32,
+    rng: &mut SmallRng,
+) -> Result<(), String> {
+    let k = rng.random_range(0..keys);
+    match rng.random_range(0..100) {
+        // Put.
+        0..45 => {
+            let _g = locks[k as usize].lock().expect("key lock");
+            let id = new_id(next_id);
+            let (cur, _) = exp.read(k);
+            exp.write(k, cur, id);
+            db.put_opt(key_bytes(k), value_bytes(k, id), wo)
+                .map_err(|e| e.to_string())?;
+            exp.write(k, id, 0);
+        }
+        // Delete (pending id u32::MAX stands for "absent").
+        45..55 => {
+            let _g = locks[k as usize].lock().expect("key lock");
+            let (cur, _) = exp.read(k);
+            exp.write(k, cur, u32::MAX);
+            db.delete_opt(key_bytes(k), wo).map_err(|e| e.to_string())?;
+            exp.write(k, 0, 0);
+        }
+        // A batch over a few distinct keys, locked in order.
+        55..65 => {
+            let mut ks: Vec<u32> = (0..rng.random_range(2..6))
+                .map(|_| rng.random_range(0..keys))
+                .collect();
+            ks.sort_unstable();
+            ks.dedup();
+            let _guards: Vec<_> = ks
+                .iter()
+                .map(|&k| locks[k as usize].lock().expect("key lock"))
+                .collect();
+            let mut batch = WriteBatch::new();
+            let mut planned = Vec::new();
+            for &k in &ks {
+                let (cur, _) = exp.read(k);
+                if rng.random_range(0..4) == 0 {
+                    exp.write(k, cur, u32::MAX);
+                    batch.delete(key_bytes(k));
+                    planned.push((k, 0));
+                } else {
+                    let id = new_id(next_id);
+                    exp.write(k, cur, id);
+                    batch.put(key_bytes(k), value_bytes(k, id));
+                    planned.push((k, id));
+                }
+            }
+            db.write_opt(batch, wo).map_err(|e| e.to_string())?;
+            for (k, id) in planned {
+                exp.write(k, id, 0);
+            }
+        }
+        // A read checked against the model.
+        65..90 => {
+            let _g = locks[k as usize].lock().expect("key lock");
+            let (cur, _) = exp.read(k);
+            let got = db.get(key_bytes(k)).map_err(|e| e.to_string())?;
+            let id = match &got {
+                None => Some(0),
+                Some(v) => value_id(k, v),
+            };
+            if id != Some(cur) {
+                return Err(format!("read of key {k}: got {id:?}, expected {cur}"));
+            }
+        }
+        // A short scan: every value must belong to its key.
+        90..96 => {
+            for kv in db
+                .iterator(IteratorMode::From(
+                    &key_bytes(k),
+                    lsm_demo::Direction::Forward,
+                ))
+                .take(20)
+            {
+                let (key, v) = kv.map_err(|e| e.to_string())?;
+                let kk: u32 = std::str::from_utf8(&key[3..])
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or_else(|| format!("scan met a key that was never written: {key:?}"))?;
+                if value_id(kk, &v).is_none() {
+                    return Err(format!("scan: value of key {kk} is damaged"));
+                }
+            }
+        }
+        // A snapshot reads the same value twice while writers run.
+        _ => {
+            let snap = db.snapshot();
+            let a = snap.get(key_bytes(k)).map_err(|e| e.to_string())?;
+            std::thread::yield_now();
+            let b = snap.get(key_bytes(k)).map_err(|e| e.to_string())?;
+            if a != b {
+                return Err(format!("snapshot read of key {k} changed"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        | 1
+}
+
+/// `lsm-demo crashtest`: start `stress`, SIGKILL it at a random moment,
+/// reopen and verify; repeat.
+pub fn crashtest(a: CrashArgs) -> Result<(), String> {
+    let seed = if a.seed == 0 { clock_seed() } else { a.seed };
+    println!(
+        "crashtest: seed {seed}, {} kills, sync={}",
+        a.kills, a.sync as u8
+    );
+    let tmp;
+    let dir = match &a.db {
+        Some(d) => d.clone(),
+        None => {
+            tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+            tmp.path().join("db")
+        }
+    };
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut total = Verified::default();
+    let mut survived = 0;
+    for round in 0..a.kills {
+        let run_ms = rng.random_range(a.max_run_ms / 4..=a.max_run_ms.max(4));
+        let mut child = std::process::Command::new(&exe)
+            .arg("stress")
+            .arg(format!("--db={}", dir.display()))
+            .arg(format!("--threads={}", a.threads))
+            .arg(format!("--keys={}", a.keys))
+            .arg("--ops=0")
+            .arg("--duration=3600")
+            .arg(format!("--seed={}", seed.wrapping_add(round as u64 + 1)))
+            .arg(format!("--sync={}", a.sync as u8))
+            .arg(format!("--memtablerep={}", a.memtablerep))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("starting stress: {e}"))?;
+        std::thread::sleep(Duration::from_millis(run_ms));
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut s) = child.stderr.take() {
+                use std::io::Read;
+                let _ = s.read_to_string(&mut err);
+            }
+            return Err(format!(
+                "round {round}: stress exited early ({status}): {err}"
+            ));
+        }
+        child.kill().map_err(|e| format!("killing stress: {e}"))?; // SIGKILL
+        let _ = child.wait();
+        survived += 1;
+        let opts = options(&a.memtablerep, 256 << 10)?;
+        let db = DB::open(&opts, &dir).map_err(|e| format!("round {round}: reopening: {e}"))?;
+        let exp = Expected::open(&expected_path(&dir, &None), a.keys).map_err(|e| e.to_string())?;
+        let v = verify(&db, &exp, a.keys)?;
+        total.keys += v.keys;
+        total.exact += v.exact;
+        total.pending += v.pending;
+        total.mismatches += v.mismatches;
+        println!(
+            "round {round:3}: killed after {run_ms} ms; {} keys verified, {} in flight, {} lost or wrong",
+            v.keys, v.pending, v.mismatches
+        );
+        if v.mismatches > 0 {
+            return Err(format!(
+                "round {round}: {} acknowledged writes lost or wrong (seed {seed})",
+                v.mismatches
+            ));
+        }
+    }
+    println!(
+        "crashtest: {survived} kills survived, {} key checks ({} exact, {} in flight), acknowledged writes lost: {}",
+        total.keys, total.exact, total.pending, total.mismatches
+    );
+    Ok(())
+}

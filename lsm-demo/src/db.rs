@@ -1,0 +1,1605 @@
+//! The database: open and recovery, the write path through the write group,
+//! reads, snapshots, and the background flush and compaction thread.
+//!
+//! # The write path
+//!
+//! ```text
+//! put ─► make_room_for_write ─► WriteGroup::write(item)
+//!          (switch a full memtable      │ leader: sequences, one log record
+//!           under enter_unbatched;      │         for the group, one fdatasync
+//!           stall while flushes         │ apply:  serial (leader inserts for
+//!           fall behind)                │         all) or parallel (tree wake-up)
+//!                                       │ publish: last sequence visible
+//!                                       ▼ (after every insert of the group)
+//!                                    return
+//! ```
+//!
+//! # Files in the directory
+//!
+//! | name | what |
+//! |---|---|
+//! | `LOCK` | advisory lock held while a `DB` is open |
+//! | `MANIFEST` | the live table files, the next file number, the log number |
+//! | `NNNNNN.log` | write-ahead logs, replayed on open when `>= log_number` |
+//! | `NNNNNN.sst` | sorted table files (level 0: flushed memtables; level 1: compacted) |
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use crate::batch::{WriteBatch, decode_group, group_header};
+use crate::env::{FileLock, FileSystem, PosixFs};
+use crate::error::{Error, Result};
+use crate::iter::{InternalIterator, MergingIterator, UserIterator};
+use crate::key::{
+    InternalKeyComparator, MAX_SEQUENCE, ValueType, append_internal_key, parse_internal_key,
+};
+use crate::manifest::{FileMeta, Manifest, read_manifest, write_manifest};
+use crate::memtable::{Lookup, Memtable};
+use crate::options::{MAX_KEY_LEN, MAX_VALUE_LEN, Options, ReadOptions, WriteOptions};
+use crate::table::{Table, TableBuilder, TableIter, TableOptions};
+use crate::wal::{LogReader, LogWriter, RecoveryMode};
+
+/// Table files on level 0 overlap; level 1 files are sorted and disjoint.
+const LEVELS: usize = 2;
+
+fn log_name(dir: &Path, number: u64) -> PathBuf {
+    dir.join(format!("{number:06}.log"))
+}
+
+fn table_name(dir: &Path, number: u64) -> PathBuf {
+    dir.join(format!("{number:06}.sst"))
+}
+
+/// Parses `NNNNNN.log` / `NNNNNN.sst`.
+fn parse_file_name(name: &str) -> Option<(u64, &str)> {
+    let (stem, ext) = name.split_once('.')?;
+    if stem.is_empty() || !stem.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((stem.parse().ok()?, ext))
+}
+
+fn user_key_of_internal(k: &[u8]) -> &[u8] {
+    crate::key::user_key(k)
+}
+
+/// A table file that is part of the database.
+pub(crate) struct TableFile {
+    pub(crate) meta: FileMeta,
+    pub(crate) table: Arc<Table>,
+}
+
+impl TableFile {
+    fn covers(&self, user_key: &[u8]) -> bool {
+        user_key_of_internal(&self.meta.smallest) <= user_key
+            && user_key <= user_key_of_internal(&self.meta.largest)
+    }
+
+    fn get(&self, user_key: &[u8], seq: u64) -> Result<Lookup> {
+        if !self.covers(user_key) || !self.table.may_contain(user_key) {
+            return Ok(Lookup::Missing);
+        }
+        let mut it = self.table.iter();
+        let mut target = Vec::with_capacity(user_key.len() + 8);
+        append_internal_key(&mut target, user_key, seq, ValueType::FOR_SEEK);
+        it.seek(&target);
+        if !it.valid() {
+            it.status().map_err(table_error)?;
+            return Ok(Lookup::Missing);
+        }
+        Ok(match parse_internal_key(it.key()) {
+            Some(k) if k.user_key == user_key => match k.value_type {
+                ValueType::Value => Lookup::Found(it.value().to_vec()),
+                ValueType::Deletion => Lookup::Deleted,
+            },
+            _ => Lookup::Missing,
+        })
+    }
+}
+
+fn table_error(e: crate::table::TableError) -> Error {
+    Error::Corruption(e.to_string())
+}
+
+/// What a reader needs: every memtable and table file, as of one moment.
+/// Replaced as a whole (copy on write), so a reader holds one `Arc`.
+pub(crate) struct Version {
+    pub(crate) mem: Arc<Memtable>,
+    /// Frozen memtables waiting for flush, newest first.
+    pub(crate) imm: Vec<Arc<Memtable>>,
+    /// `levels[0]` newest first; `levels[1]` sorted by smallest key.
+    pub(crate) levels: [Vec<Arc<TableFile>>; LEVELS],
+}
+
+impl Version {
+    fn with(&self, f: impl FnOnce(&mut VersionEdit)) -> Version {
+        let mut edit = VersionEdit {
+            mem: self.mem.clone(),
+            imm: self.imm.clone(),
+            levels: self.levels.clone(),
+        };
+        f(&mut edit);
+        Version {
+            mem: edit.mem,
+            imm: edit.imm,
+            levels: edit.levels,
+        }
+    }
+
+    fn get(&self, user_key: &[u8], seq: u64) -> Result<Option<Vec<u8>>> {
+        for m in std::iter::once(&self.mem).chain(self.imm.iter()) {
+            match m.get(user_key, seq) {
+                Lookup::Found(v) => return Ok(Some(v)),
+                Lookup::Deleted => return Ok(None),
+                Lookup::Missing => {}
+            }
+        }
+        for t in &self.levels[0] {
+            match t.get(user_key, seq)? {
+                Lookup::Found(v) => return Ok(Some(v)),
+                Lookup::Deleted => return Ok(None),
+                Lookup::Missing => {}
+            }
+        }
+        let l1 = &self.levels[1];
+        let i = l1.partition_point(|t| user_key_of_internal(&t.meta.largest) < user_key);
+        if let Some(t) = l1.get(i) {
+            match t.get(user_key, seq)? {
+                Lookup::Found(v) => return Ok(Some(v)),
+                Lookup::Deleted | Lookup::Missing => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
+    fn iter(&self) -> MergingIterator {
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        for m in std::iter::once(&self.mem).chain(self.imm.iter()) {
+            children.push(m.rep.clone().iter());
+        }
+        for level in &self.levels {
+            for t in level {
+                children.push(Box::new(TableIterAdapter(t.table.iter())));
+            }
+        }
+        MergingIterator::new(children)
+    }
+}
+
+struct VersionEdit {
+    mem: Arc<Memtable>,
+    imm: Vec<Arc<Memtable>>,
+    levels: [Vec<Arc<TableFile>>; LEVELS],
+}
+
+struct TableIterAdapter(TableIter);
+
+impl InternalIterator for TableIterAdapter {
+    fn valid(&self) -> bool {
+        self.0.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.0.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.0.seek_to_last()
+    }
+    fn seek(&mut self, target: &[u8]) {
+        self.0.seek(target)
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.0.seek_for_prev(target)
+    }
+    fn next(&mut self) {
+        self.0.next()
+    }
+    fn prev(&mut self) {
+        self.0.prev()
+    }
+    fn key(&self) -> &[u8] {
+        self.0.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.0.value()
+    }
+    fn status(&self) -> Result<()> {
+        self.0.status().map_err(table_error)
+    }
+}
+
+/// State changed only under `Shared::state`.
+struct State {
+    version: Arc<Version>,
+    manifest: Manifest,
+    /// A flush or compaction is running (only the background thread runs them).
+    bg_busy: bool,
+    /// The writer that stalled the write group, if any, so the background
+    /// thread knows to lift it.
+    stalled: bool,
+}
+
+/// The log and the sequence allocator; only a group leader (one at a time)
+/// or a writer holding the unbatched entry touches them.
+struct LogState {
+    writer: Option<LogWriter>,
+    number: u64,
+    /// The next sequence to allocate.
+    next_sequence: u64,
+}
+
+pub(crate) struct Shared {
+    dir: PathBuf,
+    opts: Options,
+    fs: Arc<dyn FileSystem>,
+    group: write_group::WriteGroup<WriteItem, Shared>,
+    /// The last sequence whose writes are all visible to readers.
+    visible_sequence: AtomicU64,
+    log: Mutex<LogState>,
+    state: Mutex<State>,
+    /// Signalled when the background thread has work, or finished some.
+    bg_cv: Condvar,
+    /// The first background (flush, compaction, log) error; writes fail once set.
+    bg_error: Mutex<Option<Error>>,
+    has_bg_error: AtomicBool,
+    shutting_down: AtomicBool,
+    /// Live snapshots: sequence → count.
+    snapshots: Mutex<BTreeMap<u64, usize>>,
+    _lock: Box<dyn FileLock>,
+}
+
+/// An open database.
+///
+/// `DB` is `Send + Sync`: share it with `Arc` or scoped threads and call
+/// everything through `&DB`. Dropping it stops the background thread and
+/// closes the files; writes made without the log (`disable_wal`) are flushed
+/// first, so they survive a clean close.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, Options, WriteBatch, WriteOptions};
+///
+/// let mut opts = Options::default();
+/// opts.create_if_missing(true);
+/// let db = DB::open(&opts, dir.path()).unwrap();
+/// db.put(b"hello", b"world").unwrap();
+/// assert_eq!(db.get(b"hello").unwrap().as_deref(), Some(&b"world"[..]));
+///
+/// let mut batch = WriteBatch::new();
+/// batch.put(b"a", b"1");
+/// batch.delete(b"hello");
+/// let mut wo = WriteOptions::default();
+/// wo.set_sync(true);
+/// db.write_opt(batch, &wo).unwrap();
+/// assert_eq!(db.get(b"hello").unwrap(), None);
+/// ```
+pub struct DB {
+    shared: Arc<Shared>,
+    bg: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for DB {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DB")
+            .field("path", &self.shared.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One writer's request as it travels through the write group.
+pub(crate) struct WriteItem {
+    batch: WriteBatch,
+    sync: bool,
+    disable_wal: bool,
+    no_slowdown: bool,
+    /// Assigned by the leader.
+    first_sequence: u64,
+    /// The memtable the leader picked for this group.
+    mem: Option<Arc<Memtable>>,
+}
+
+impl DB {
+    /// Opens the database in `path` with default options, creating it if missing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// ```
+    pub fn open_default(path: impl AsRef<Path>) -> Result<DB> {
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        DB::open(&opts, path)
+    }
+
+    /// Opens (and recovers) the database in `path`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for bad options, [`Error::NotFound`] when
+    /// the directory is missing and `create_if_missing` is off,
+    /// [`Error::NotADirectory`], [`Error::Locked`] when another `DB` has it
+    /// open, [`Error::Corruption`] for damaged files (a torn log tail is
+    /// dropped unless the recovery mode is `Fail`), [`Error::Io`].
+    pub fn open(opts: &Options, path: impl AsRef<Path>) -> Result<DB> {
+        DB::open_with_fs(opts, path, Arc::new(PosixFs))
+    }
+
+    /// Opens the database through a custom file system (fault injection).
+    pub fn open_with_fs(
+        opts: &Options,
+        path: impl AsRef<Path>,
+        fs: Arc<dyn FileSystem>,
+    ) -> Result<DB> {
+        opts.validate()?;
+        let dir = path.as_ref().to_path_buf();
+        prepare_dir(&*fs, &dir, opts)?;
+        let lock = fs.lock(&dir.join("LOCK")).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::WouldBlock
+                || e.kind() == std::io::ErrorKind::ResourceBusy
+                || e.raw_os_error() == Some(libc::EWOULDBLOCK)
+            {
+                Error::Locked(dir.clone())
+            } else {
+                Error::io("locking the database", e)
+            }
+        })?;
+        let existing = read_manifest(&*fs, &dir).map_err(|e| Error::Corruption(e.to_string()))?;
+        if existing.is_some() && opts.error_if_exists {
+            return Err(Error::InvalidArgument(format!(
+                "database {} already exists",
+                dir.display()
+            )));
+        }
+        let mut manifest = existing.unwrap_or(Manifest {
+            next_file_number: 1,
+            last_sequence: 0,
+            log_number: 0,
+            files: Vec::new(),
+        });
+
+        // Open every live table.
+        let mut levels: [Vec<Arc<TableFile>>; LEVELS] = Default::default();
+        for meta in &manifest.files {
+            let t = open_table(&*fs, &dir, meta)?;
+            let level = (meta.level as usize).min(LEVELS - 1);
+            levels[level].push(Arc::new(t));
+        }
+        levels[0].sort_by_key(|t| std::cmp::Reverse(t.meta.number));
+        levels[1]
+            .sort_by(|a, b| crate::key::compare_internal_keys(&a.meta.smallest, &b.meta.smallest));
+
+        // Replay the logs the manifest does not cover into one memtable.
+        let mut logs: Vec<u64> = list_files(&*fs, &dir, "log")?
+            .into_iter()
+            .filter(|&n| n >= manifest.log_number)
+            .collect();
+        logs.sort_unstable();
+        let mut next_sequence = manifest.last_sequence + 1;
+        let recovered = Memtable::new(opts.memtable_kind, 0);
+        for &n in &logs {
+            replay_log(
+                &*fs,
+                &dir,
+                n,
+                opts.wal_recovery_mode,
+                &recovered,
+                &mut next_sequence,
+            )?;
+            manifest.next_file_number = manifest.next_file_number.max(n + 1);
+        }
+        // Persist what the logs held as a level-0 table, so the old logs can go.
+        if !recovered.is_empty() {
+            recovered.rep.mark_read_only();
+            let number = manifest.next_file_number;
+            manifest.next_file_number += 1;
+            if let Some(t) =
+                build_table(&*fs, &dir, opts, number, recovered.rep.clone().iter(), None)?
+            {
+                manifest.files.push(t.meta.clone());
+                levels[0].insert(0, Arc::new(t));
+            }
+        }
+        // A fresh log for new writes; the manifest then names it as the first
+        // log to replay, which retires the old ones.
+        let log_number = manifest.next_file_number;
+        manifest.next_file_number += 1;
+        let log_file = fs
+            .create(&log_name(&dir, log_number))
+            .map_err(|e| Error::io("creating the log", e))?;
+        fs.sync_dir(&dir)
+            .map_err(|e| Error::io("syncing the directory", e))?;
+        manifest.log_number = log_number;
+        manifest.last_sequence = next_sequence - 1;
+        write_manifest(&*fs, &dir, &manifest).map_err(|e| Error::io("writing the manifest", e))?;
+        remove_obsolete_files(&*fs, &dir, &manifest);
+
+        let version = Version {
+            mem: Arc::new(Memtable::new(opts.memtable_kind, log_number)),
+            imm: Vec::new(),
+            levels,
+        };
+        let shared = Arc::new(Shared {
+            dir,
+            opts: opts.clone(),
+            fs,
+            group: write_group::WriteGroup::new(opts.write_group.clone()),
+            visible_sequence: AtomicU64::new(next_sequence - 1),
+            log: Mutex::new(LogState {
+                writer: Some(
+                    LogWriter::new(log_file).map_err(|e| Error::io("starting the log", e))?,
+                ),
+                number: log_number,
+                next_sequence,
+            }),
+            state: Mutex::new(State {
+                version: Arc::new(version),
+                manifest,
+                bg_busy: false,
+                stalled: false,
+            }),
+            bg_cv: Condvar::new(),
+            bg_error: Mutex::new(None),
+            has_bg_error: AtomicBool::new(false),
+            shutting_down: AtomicBool::new(false),
+            snapshots: Mutex::new(BTreeMap::new()),
+            _lock: lock,
+        });
+        let bg_shared = shared.clone();
+        let bg = std::thread::Builder::new()
+            .name("lsm-demo-bg".into())
+            .spawn(move || bg_shared.background_loop())
+            .map_err(|e| Error::io("starting the background thread", e))?;
+        let db = DB {
+            shared,
+            bg: Some(bg),
+        };
+        db.shared.maybe_schedule_compaction();
+        Ok(db)
+    }
+
+    /// Writes `value` under `key`.
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.put_opt(key, value, &WriteOptions::default())
+    }
+
+    /// Writes `value` under `key` with write options.
+    pub fn put_opt(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        self.write_opt(b, wo)
+    }
+
+    /// Deletes `key` (writes a tombstone).
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_opt(key, &WriteOptions::default())
+    }
+
+    /// Deletes `key` with write options.
+    pub fn delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete(key);
+        self.write_opt(b, wo)
+    }
+
+    /// Applies a batch atomically.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.write_opt(batch, &WriteOptions::default())
+    }
+
+    /// Applies a batch atomically with write options. With `sync`, the log
+    /// has been fdatasynced when this returns.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for keys over [`MAX_KEY_LEN`] or values
+    /// over [`MAX_VALUE_LEN`] (nothing of the batch is written);
+    /// [`Error::WriteStall`] for `no_slowdown` writes during a stall;
+    /// [`Error::Io`] when the log write failed (the batch is not applied and
+    /// the database turns read-only: reopen it).
+    pub fn write_opt(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
+        let (k, v) = batch.largest_key_and_value();
+        if k > MAX_KEY_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "key of {k} bytes exceeds {MAX_KEY_LEN}"
+            )));
+        }
+        if v > MAX_VALUE_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "value of {v} bytes exceeds {MAX_VALUE_LEN}"
+            )));
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.shared.check_bg_error()?;
+        self.shared.make_room_for_write(wo.no_slowdown)?;
+        let item = WriteItem {
+            batch,
+            sync: wo.sync,
+            disable_wal: wo.disable_wal,
+            no_slowdown: wo.no_slowdown,
+            first_sequence: 0,
+            mem: None,
+        };
+        let item = self
+            .shared
+            .group
+            .write(&*self.shared, item)
+            .map_err(|e| match e {
+                write_group::WriteError::Group(e) => e,
+                write_group::WriteError::Stalled => Error::WriteStall,
+                write_group::WriteError::LeaderPanicked => {
+                    Error::BackgroundError("the write group's leader panicked".into())
+                }
+            })?;
+        if self.shared.opts.unordered_write {
+            // The group published our sequences already; insert now, on our own.
+            let mem = item.mem.as_ref().expect("the leader assigns a memtable");
+            mem.rep.insert_batch(item.first_sequence, &item.batch, true);
+            // Release: the flush that waits for zero must see the inserts.
+            mem.pending_inserts.fetch_sub(1, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Reads the newest value of `key`.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_opt(key, &ReadOptions::default())
+    }
+
+    /// Reads `key` with read options (a snapshot).
+    pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        let seq = ro.snapshot.unwrap_or_else(|| self.shared.visible());
+        let version = self.shared.current();
+        version.get(key.as_ref(), seq)
+    }
+
+    /// A consistent point-in-time view for reads and iteration.
+    pub fn snapshot(&self) -> Snapshot<'_> {
+        let mut snaps = self.shared.snapshots.lock().expect("snapshot list");
+        let seq = self.shared.visible();
+        *snaps.entry(seq).or_default() += 1;
+        Snapshot {
+            db: self,
+            sequence: seq,
+        }
+    }
+
+    /// Iterates key-value pairs from where `mode` says.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Direction, IteratorMode};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// for k in [b"a", b"b", b"c"] {
+    ///     db.put(k, b"v").unwrap();
+    /// }
+    /// let keys: Vec<_> = db
+    ///     .iterator(IteratorMode::From(b"b", Direction::Reverse))
+    ///     .map(|kv| kv.unwrap().0)
+    ///     .collect();
+    /// assert_eq!(keys, [b"b".to_vec().into_boxed_slice(), b"a".to_vec().into_boxed_slice()]);
+    /// ```
+    pub fn iterator<'a>(&'a self, mode: IteratorMode<'_>) -> DBIterator<'a> {
+        self.iterator_opt(mode, &ReadOptions::default())
+    }
+
+    /// Iterates with read options (a snapshot).
+    pub fn iterator_opt<'a>(&'a self, mode: IteratorMode<'_>, ro: &ReadOptions) -> DBIterator<'a> {
+        let mut raw = self.raw_iterator_opt(ro);
+        let direction = match mode {
+            IteratorMode::Start => {
+                raw.seek_to_first();
+                Direction::Forward
+            }
+            IteratorMode::End => {
+                raw.seek_to_last();
+                Direction::Reverse
+            }
+            IteratorMode::From(k, Direction::Forward) => {
+                raw.seek(k);
+                Direction::Forward
+            }
+            IteratorMode::From(k, Direction::Reverse) => {
+                raw.seek_for_prev(k);
+                Direction::Reverse
+            }
+        };
+        DBIterator {
+            raw,
+            direction,
+            done: false,
+        }
+    }
+
+    /// A cursor with explicit positioning.
+    pub fn raw_iterator(&self) -> DBRawIterator<'_> {
+        self.raw_iterator_opt(&ReadOptions::default())
+    }
+
+    /// A cursor with read options.
+    pub fn raw_iterator_opt(&self, ro: &ReadOptions) -> DBRawIterator<'_> {
+        let seq = ro.snapshot.unwrap_or_else(|| self.shared.visible());
+        let version = self.shared.current();
+        let inner = UserIterator::new(version.iter(), seq);
+        DBRawIterator {
+            inner,
+            _version: version,
+            _db: std::marker::PhantomData,
+        }
+    }
+
+    /// Flushes every memtable to table files and waits for it.
+    pub fn flush(&self) -> Result<()> {
+        self.shared.check_bg_error()?;
+        {
+            let _unbatched = self.shared.group.enter_unbatched();
+            let st = self.shared.state.lock().expect("state");
+            if !st.version.mem.is_empty() {
+                self.shared.switch_memtable(st)?;
+            }
+        }
+        let mut st = self.shared.state.lock().expect("state");
+        while !st.version.imm.is_empty() && !self.shared.has_bg_error.load(Ordering::Acquire) {
+            st = self.shared.bg_cv.wait(st).expect("state");
+        }
+        drop(st);
+        self.shared.check_bg_error()
+    }
+
+    /// Numbers about the engine, for benchmarks and tests.
+    pub fn stats(&self) -> DbStats {
+        let st = self.shared.state.lock().expect("state");
+        let v = &st.version;
+        let mem_bytes = v.mem.rep.memory_usage();
+        let mem_entries = v.mem.rep.len();
+        DbStats {
+            write_group: self.shared.group.stats(),
+            level_files: [v.levels[0].len(), v.levels[1].len()],
+            immutable_memtables: v.imm.len(),
+            memtable_bytes: mem_bytes,
+            memtable_entries: mem_entries,
+            last_sequence: self.shared.visible(),
+        }
+    }
+
+    /// The directory of this database.
+    pub fn path(&self) -> &Path {
+        &self.shared.dir
+    }
+}
+
+impl Drop for DB {
+    fn drop(&mut self) {
+        // Writes made without the log live only in memory: flush them.
+        let unlogged = {
+            let st = self.shared.state.lock().expect("state");
+            std::iter::once(&st.version.mem)
+                .chain(st.version.imm.iter())
+                .any(|m| m.has_unlogged.load(Ordering::Relaxed))
+        };
+        if unlogged {
+            let _ = self.flush();
+        }
+        self.shared.shutting_down.store(true, Ordering::Release);
+        {
+            let _st = self.shared.state.lock().expect("state");
+            self.shared.bg_cv.notify_all();
+        }
+        if let Some(h) = self.bg.take() {
+            let _ = h.join();
+        }
+        if let Some(w) = self.shared.log.lock().expect("log").writer.as_mut() {
+            let _ = w.sync();
+        }
+    }
+}
+
+/// Engine counters.
+#[derive(Debug, Clone)]
+pub struct DbStats {
+    /// The write group's counters (groups, members, wake-ups, sizes).
+    pub write_group: write_group::Stats,
+    /// Table files per level.
+    pub level_files: [usize; LEVELS],
+    /// Frozen memtables waiting for flush.
+    pub immutable_memtables: usize,
+    /// Bytes of the mutable memtable.
+    pub memtable_bytes: usize,
+    /// Entries of the mutable memtable.
+    pub memtable_entries: usize,
+    /// The last visible sequence number.
+    pub last_sequence: u64,
+}
+
+/// A consistent read view; release it by dropping it.
+#[derive(Debug)]
+pub struct Snapshot<'a> {
+    db: &'a DB,
+    sequence: u64,
+}
+
+impl Snapshot<'_> {
+    /// The sequence number the snapshot reads at.
+    pub fn sequence(&self) -> u64 {
+        self.sequence
+    }
+
+    /// Reads `key` as of the snapshot.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.db.get_opt(
+            key,
+            &ReadOptions {
+                snapshot: Some(self.sequence),
+            },
+        )
+    }
+
+    /// Iterates as of the snapshot.
+    pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIterator<'_> {
+        self.db.iterator_opt(
+            mode,
+            &ReadOptions {
+                snapshot: Some(self.sequence),
+            },
+        )
+    }
+}
+
+impl Drop for Snapshot<'_> {
+    fn drop(&mut self) {
+        let mut snaps = self.db.shared.snapshots.lock().expect("snapshot list");
+        if let Some(n) = snaps.get_mut(&self.sequence) {
+            *n -= 1;
+            if *n == 0 {
+                snaps.remove(&self.sequence);
+            }
+        }
+    }
+}
+
+/// Iteration direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Ascending keys.
+    Forward,
+    /// Descending keys.
+    Reverse,
+}
+
+/// Where an iterator starts.
+#[derive(Debug, Clone, Copy)]
+pub enum IteratorMode<'a> {
+    /// The first key, going forward.
+    Start,
+    /// The last key, going backward.
+    End,
+    /// At `key` (forward: the first key `>=` it; reverse: the last `<=` it).
+    From(&'a [u8], Direction),
+}
+
+/// Key-value pairs in order; yields the first error met and then stops.
+pub struct DBIterator<'a> {
+    raw: DBRawIterator<'a>,
+    direction: Direction,
+    done: bool,
+}
+
+impl std::fmt::Debug for DBIterator<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DBIterator")
+            .field("direction", &self.direction)
+            .finish()
+    }
+}
+
+/// The items of a [`DBIterator`].
+pub type KvPair = (Box<[u8]>, Box<[u8]>);
+
+impl Iterator for DBIterator<'_> {
+    type Item = Result<KvPair>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if !self.raw.valid() {
+            self.done = true;
+            return self.raw.status().err().map(Err);
+        }
+        let item = (
+            Box::from(self.raw.inner.key()),
+            Box::from(self.raw.inner.value()),
+        );
+        match self.direction {
+            Direction::Forward => self.raw.next(),
+            Direction::Reverse => self.raw.prev(),
+        }
+        Some(Ok(item))
+    }
+}
+
+/// A cursor over the database as of one sequence: `seek`, `seek_for_prev`,
+/// `next`, `prev`.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+/// db.put(b"a", b"1").unwrap();
+/// db.put(b"c", b"3").unwrap();
+/// let mut it = db.raw_iterator();
+/// it.seek(b"b");
+/// assert_eq!(it.key(), Some(&b"c"[..]));
+/// it.prev();
+/// assert_eq!(it.value(), Some(&b"1"[..]));
+/// ```
+pub struct DBRawIterator<'a> {
+    inner: UserIterator,
+    _version: Arc<Version>,
+    _db: std::marker::PhantomData<&'a DB>,
+}
+
+impl std::fmt::Debug for DBRawIterator<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DBRawIterator")
+            .field("valid", &self.inner.valid())
+            .finish()
+    }
+}
+
+impl DBRawIterator<'_> {
+    /// Whether the cursor is on an entry.
+    pub fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+    /// The first error met, if any.
+    pub fn status(&self) -> Result<()> {
+        self.inner.status()
+    }
+    /// Moves to the first key.
+    pub fn seek_to_first(&mut self) {
+        self.inner.seek_to_first()
+    }
+    /// Moves to the last key.
+    pub fn seek_to_last(&mut self) {
+        self.inner.seek_to_last()
+    }
+    /// Moves to the first key `>= key`.
+    pub fn seek(&mut self, key: impl AsRef<[u8]>) {
+        self.inner.seek(key.as_ref())
+    }
+    /// Moves to the last key `<= key`.
+    pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) {
+        self.inner.seek_for_prev(key.as_ref())
+    }
+    /// Moves to the next key; no-op when not valid.
+    pub fn next(&mut self) {
+        if self.inner.valid() {
+            self.inner.next()
+        }
+    }
+    /// Moves to the previous key; no-op when not valid.
+    pub fn prev(&mut self) {
+        if self.inner.valid() {
+            self.inner.prev()
+        }
+    }
+    /// The current key.
+    pub fn key(&self) -> Option<&[u8]> {
+        self.inner.valid().then(|| self.inner.key())
+    }
+    /// The current value.
+    pub fn value(&self) -> Option<&[u8]> {
+        self.inner.valid().then(|| self.inner.value())
+    }
+}
+
+// ---- the write group's callbacks -------------------------------------------
+
+/// The token a group's leader hands to `publish`: the group's last sequence.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GroupEnd(u64);
+
+impl write_group::Commit<WriteItem> for Shared {
+    type Error = Error;
+    type Token = GroupEnd;
+
+    fn size(&self, item: &WriteItem) -> usize {
+        item.batch.data_size()
+    }
+
+    fn no_slowdown(&self, item: &WriteItem) -> bool {
+        item.no_slowdown
+    }
+
+    fn compatible(&self, leader: &WriteItem, other: &WriteItem) -> bool {
+        // A sync writer must not ride in a group that will not sync, and the
+        // log is written for all members or none.
+        (leader.sync || !other.sync) && leader.disable_wal == other.disable_wal
+    }
+
+    fn lead(
+        &self,
+        members: &mut write_group::GroupMembers<'_, WriteItem>,
+    ) -> Result<write_group::Lead<GroupEnd>> {
+        // The version first: `switch_memtable` takes state then log, and
+        // although it never runs during a group, one lock order is simpler.
+        let version = self.current();
+        let mem = &version.mem;
+        let mut log = self.log.lock().expect("log");
+        let first = log.next_sequence;
+        let mut seq = first;
+        let mut sync = false;
+        let mut use_wal = false;
+        let mut bytes = 0;
+        for item in members.iter_mut() {
+            item.first_sequence = seq;
+            seq += item.batch.len() as u64;
+            sync |= item.sync;
+            use_wal |= !item.disable_wal;
+            bytes += item.batch.data_size();
+            item.mem = Some(mem.clone());
+        }
+        let count = seq - first;
+        if seq - 1 > MAX_SEQUENCE {
+            return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
+        }
+        if use_wal {
+            let mut record = Vec::with_capacity(crate::batch::GROUP_HEADER_LEN + bytes);
+            record.extend_from_slice(&group_header(first, count as u32));
+            for item in members.iter_mut() {
+                record.extend_from_slice(item.batch.records());
+            }
+            let writer = log.writer.as_mut().ok_or_else(|| {
+                Error::BackgroundError("the log is closed after an earlier error".into())
+            })?;
+            let result = writer
+                .add_record(&record)
+                .and_then(|()| if sync { writer.sync() } else { Ok(()) });
+            if let Err(e) = result {
+                // The log may now hold part of the record: no later write may
+                // follow it. Refuse writes until the database is reopened.
+                log.writer = None;
+                let err = Error::io("writing the log", e);
+                self.set_bg_error(err.clone());
+                return Err(err);
+            }
+        } else {
+            mem.has_unlogged.store(true, Ordering::Relaxed);
+        }
+        log.next_sequence = seq;
+        let token = GroupEnd(seq - 1);
+        Ok(if self.opts.unordered_write {
+            // Each writer inserts after the group (`apply` skips it); count
+            // them so a flush of this memtable waits for them.
+            mem.pending_inserts
+                .fetch_add(members.len(), Ordering::Relaxed);
+            write_group::Lead::serial(token)
+        } else if self.opts.allow_concurrent_memtable_write && members.len() > 1 {
+            write_group::Lead::parallel(token)
+        } else {
+            write_group::Lead::serial(token)
+        })
+    }
+
+    fn apply(&self, item: &mut WriteItem, _token: &GroupEnd) {
+        if self.opts.unordered_write {
+            return;
+        }
+        let mem = item.mem.as_ref().expect("the leader assigns a memtable");
+        mem.rep.insert_batch(
+            item.first_sequence,
+            &item.batch,
+            self.opts.allow_concurrent_memtable_write,
+        );
+    }
+
+    fn publish(&self, token: GroupEnd) {
+        // Release: a reader that acquires this sequence sees every insert of
+        // the group (the write group orders all applies before publish).
+        self.visible_sequence.store(token.0, Ordering::Release);
+    }
+}
+
+impl Shared {
+    #[inline]
+    fn visible(&self) -> u64 {
+        // Acquire: pairs with the Release in `publish`.
+        self.visible_sequence.load(Ordering::Acquire)
+    }
+
+    fn current(&self) -> Arc<Version> {
+        self.state.lock().expect("state").version.clone()
+    }
+
+    fn check_bg_error(&self) -> Result<()> {
+        if self.has_bg_error.load(Ordering::Acquire) {
+            let e = self.bg_error.lock().expect("bg error").clone();
+            return Err(Error::BackgroundError(
+                e.map(|e| e.to_string()).unwrap_or_default(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn set_bg_error(&self, e: Error) {
+        let mut slot = self.bg_error.lock().expect("bg error");
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+        self.has_bg_error.store(true, Ordering::Release);
+        // Wake writers waiting for room, so they see the error.
+        let _st = self.state.lock();
+        self.bg_cv.notify_all();
+    }
+
+    /// Makes sure the mutable memtable has room, switching it when full and
+    /// waiting (a stall) while too many frozen memtables or level-0 files
+    /// wait for the background thread.
+    fn make_room_for_write(&self, no_slowdown: bool) -> Result<()> {
+        loop {
+            {
+                let st = self.state.lock().expect("state");
+                if st.version.mem.rep.memory_usage() < self.opts.write_buffer_size {
+                    return Ok(());
+                }
+            }
+            let _unbatched = self.group.enter_unbatched();
+            let mut st = self.state.lock().expect("state");
+            if st.version.mem.rep.memory_usage() < self.opts.write_buffer_size {
+                return Ok(());
+            }
+            self.check_bg_error()?;
+            let too_many_imm = st.version.imm.len() + 1 >= self.opts.max_write_buffer_number;
+            let too_many_l0 = st.version.levels[0].len() >= self.opts.level0_stop_writes_trigger;
+            if too_many_imm || too_many_l0 {
+                if no_slowdown {
+                    return Err(Error::WriteStall);
+                }
+                // Stall: new writers wait in the write group (no_slowdown
+                // ones fail) until the background thread catches up.
+                if !st.stalled {
+                    self.group.stall();
+                    st.stalled = true;
+                }
+                self.bg_cv.notify_all();
+                let _st = self.bg_cv.wait(st).expect("state");
+                continue;
+            }
+            self.switch_memtable(st)?;
+            return Ok(());
+        }
+    }
+
+    /// Freezes the mutable memtable and starts a new one with a new log.
+    /// The caller holds the write group's unbatched entry.
+    fn switch_memtable(&self, mut st: MutexGuard<'_, State>) -> Result<()> {
+        let number = st.manifest.next_file_number;
+        st.manifest.next_file_number += 1;
+        let file = self
+            .fs
+            .create(&log_name(&self.dir, number))
+            .map_err(|e| Error::io("creating a log", e))?;
+        // The new log must survive power loss before any synced write lands in it.
+        self.fs
+            .sync_dir(&self.dir)
+            .map_err(|e| Error::io("syncing the directory", e))?;
+        {
+            let mut log = self.log.lock().expect("log");
+            if let Some(old) = log.writer.as_mut() {
+                // Unsynced writes of the old log must be durable once a later
+                // synced write in the new log is.
+                old.sync().map_err(|e| Error::io("syncing the log", e))?;
+            }
+            log.writer = Some(LogWriter::new(file).map_err(|e| Error::io("starting a log", e))?);
+            log.number = number;
+        }
+        let old = st.version.mem.clone();
+        old.rep.mark_read_only();
+        let mem = Arc::new(Memtable::new(self.opts.memtable_kind, number));
+        st.version = Arc::new(st.version.with(|v| {
+            v.imm.insert(0, old);
+            v.mem = mem;
+        }));
+        self.bg_cv.notify_all();
+        Ok(())
+    }
+
+    fn maybe_schedule_compaction(&self) {
+        let _st = self.state.lock().expect("state");
+        self.bg_cv.notify_all();
+    }
+
+    fn oldest_snapshot(&self) -> u64 {
+        let snaps = self.snapshots.lock().expect("snapshot list");
+        snaps
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or_else(|| self.visible())
+    }
+
+    fn background_loop(&self) {
+        let mut st = self.state.lock().expect("state");
+        loop {
+            if self.has_bg_error.load(Ordering::Acquire) {
+                // Nothing more can be made durable; wake stalled writers so
+                // they see the error, then idle until shutdown.
+                if st.stalled {
+                    st.stalled = false;
+                    self.group.release_stall();
+                }
+                self.bg_cv.notify_all();
+                if self.shutting_down.load(Ordering::Acquire) {
+                    return;
+                }
+                st = self.bg_cv.wait(st).expect("state");
+                continue;
+            }
+            let work = if !st.version.imm.is_empty() {
+                Some(true)
+            } else if st.version.levels[0].len() >= self.opts.level0_compaction_trigger {
+                Some(false)
+            } else {
+                None
+            };
+            match work {
+                Some(is_flush) => {
+                    st.bg_busy = true;
+                    drop(st);
+                    let result = if is_flush {
+                        self.flush_oldest()
+                    } else {
+                        self.compact()
+                    };
+                    if let Err(e) = result {
+                        self.set_bg_error(e);
+                    }
+                    st = self.state.lock().expect("state");
+                    st.bg_busy = false;
+                    let room = st.version.imm.len() + 1 < self.opts.max_write_buffer_number
+                        && st.version.levels[0].len() < self.opts.level0_stop_writes_trigger;
+                    if st.stalled && room {
+                        st.stalled = false;
+                        self.group.release_stall();
+                    }
+                    self.bg_cv.notify_all();
+                }
+                None => {
+                    if self.shutting_down.load(Ordering::Acquire) {
+                        return;
+                    }
+                    st = self.bg_cv.wait(st).expect("state");
+                }
+            }
+        }
+    }
+
+    /// Writes the oldest frozen memtable to a level-0 table.
+    fn flush_oldest(&self) -> Result<()> {
+        let (mem, number) = {
+            let mut st = self.state.lock().expect("state");
+            let Some(mem) = st.version.imm.last().cloned() else {
+                return Ok(());
+            };
+            let n = st.manifest.next_file_number;
+            st.manifest.next_file_number += 1;
+            (mem, n)
+        };
+        // unordered_write: wait for the writers still inserting into it.
+        while mem.pending_inserts.load(Ordering::Acquire) > 0 {
+            std::thread::yield_now();
+        }
+        let table = build_table(
+            &*self.fs,
+            &self.dir,
+            &self.opts,
+            number,
+            mem.rep.clone().iter(),
+            None,
+        )?;
+        let mut st = self.state.lock().expect("state");
+        let mut manifest = st.manifest.clone();
+        if let Some(t) = &table {
+            manifest.files.push(t.meta.clone());
+        }
+        // Logs older than the oldest memtable still in memory are retired.
+        let remaining_oldest_log = st
+            .version
+            .imm
+            .iter()
+            .rev()
+            .nth(1)
+            .map(|m| m.log_number)
+            .unwrap_or(st.version.mem.log_number);
+        manifest.log_number = remaining_oldest_log;
+        manifest.last_sequence = manifest.last_sequence.max(self.visible());
+        write_manifest(&*self.fs, &self.dir, &manifest)
+            .map_err(|e| Error::io("writing the manifest", e))?;
+        st.manifest = manifest;
+        let table = table.map(Arc::new);
+        st.version = Arc::new(st.version.with(|v| {
+            v.imm.pop();
+            if let Some(t) = table {
+                v.levels[0].insert(0, t);
+            }
+        }));
+        remove_obsolete_files(&*self.fs, &self.dir, &st.manifest);
+        Ok(())
+    }
+
+    /// Merges every level-0 file and the overlapping level-1 files into new
+    /// level-1 files.
+    fn compact(&self) -> Result<()> {
+        let (inputs0, inputs1, keep1) = {
+            let st = self.state.lock().expect("state");
+            let l0 = st.version.levels[0].clone();
+            if l0.is_empty() {
+                return Ok(());
+            }
+            let lo = l0
+                .iter()
+                .map(|t| user_key_of_internal(&t.meta.smallest))
+                .min()
+                .expect("non-empty")
+                .to_vec();
+            let hi = l0
+                .iter()
+                .map(|t| user_key_of_internal(&t.meta.largest))
+                .max()
+                .expect("non-empty")
+                .to_vec();
+            let (overlap, keep): (Vec<_>, Vec<_>) =
+                st.version.levels[1].iter().cloned().partition(|t| {
+                    user_key_of_internal(&t.meta.largest) >= &lo[..]
+                        && user_key_of_internal(&t.meta.smallest) <= &hi[..]
+                });
+            (l0, overlap, keep)
+        };
+        let oldest_snapshot = self.oldest_snapshot();
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        for t in inputs0.iter().chain(inputs1.iter()) {
+            children.push(Box::new(TableIterAdapter(t.table.iter())));
+        }
+        let mut merged = MergingIterator::new(children);
+        merged.seek_to_first();
+        // Level 1 is the bottom and every level-1 file overlapping the inputs
+        // is an input too: no older version of a key lies below, so
+        // tombstones that no snapshot needs can go.
+        let mut filtered = CompactionFilter::new(merged, oldest_snapshot, true);
+        let mut outputs = Vec::new();
+        loop {
+            let number = {
+                let mut st = self.state.lock().expect("state");
+                let n = st.manifest.next_file_number;
+                st.manifest.next_file_number += 1;
+                n
+            };
+            match build_table(
+                &*self.fs,
+                &self.dir,
+                &self.opts,
+                number,
+                Box::new(&mut filtered),
+                Some(self.opts.target_file_size),
+            )? {
+                Some(mut t) => {
+                    t.meta.level = 1;
+                    outputs.push(Arc::new(t));
+                }
+                None => break,
+            }
+            if !filtered.valid() {
+                break;
+            }
+        }
+        filtered.status()?;
+        let mut st = self.state.lock().expect("state");
+        let mut manifest = st.manifest.clone();
+        let gone: Vec<u64> = inputs0
+            .iter()
+            .chain(inputs1.iter())
+            .map(|t| t.meta.number)
+            .collect();
+        manifest.files.retain(|f| !gone.contains(&f.number));
+        manifest
+            .files
+            .extend(outputs.iter().map(|t| t.meta.clone()));
+        write_manifest(&*self.fs, &self.dir, &manifest)
+            .map_err(|e| Error::io("writing the manifest", e))?;
+        st.manifest = manifest;
+        st.version = Arc::new(st.version.with(|v| {
+            // Flushes may have added level-0 files meanwhile: keep those.
+            v.levels[0].retain(|t| !gone.contains(&t.meta.number));
+            let mut l1: Vec<_> = keep1.clone();
+            l1.extend(outputs.iter().cloned());
+            l1.sort_by(|a, b| {
+                crate::key::compare_internal_keys(&a.meta.smallest, &b.meta.smallest)
+            });
+            v.levels[1] = l1;
+        }));
+        remove_obsolete_files(&*self.fs, &self.dir, &st.manifest);
+        Ok(())
+    }
+}
+
+/// Drops the versions no reader can see from a compaction's input: for each
+/// user key, every version newer than the oldest snapshot plus the newest
+/// one at or below it; that one too when it is a tombstone and the output is
+/// the bottom of the tree.
+struct CompactionFilter {
+    inner: MergingIterator,
+    oldest_snapshot: u64,
+    bottom: bool,
+    last_user_key: Option<Vec<u8>>,
+    /// Sequence of the previous kept-or-dropped entry of the same user key.
+    last_sequence_for_key: u64,
+}
+
+impl CompactionFilter {
+    fn new(inner: MergingIterator, oldest_snapshot: u64, bottom: bool) -> Self {
+        let mut f = CompactionFilter {
+            inner,
+            oldest_snapshot,
+            bottom,
+            last_user_key: None,
+            last_sequence_for_key: u64::MAX,
+        };
+        f.skip_dropped();
+        f
+    }
+
+    /// Whether the entry under the inner cursor is dropped; updates the
+    /// per-key state.
+    fn drop_current(&mut self) -> bool {
+        let Some(k) = parse_internal_key(self.inner.key()) else {
+            return false;
+        };
+        let same = self.last_user_key.as_deref() == Some(k.user_key);
+        if !same {
+            self.last_user_key = Some(k.user_key.to_vec());
+            self.last_sequence_for_key = u64::MAX;
+        }
+        let drop = if self.last_sequence_for_key <= self.oldest_snapshot {
+            // A newer version already visible to every snapshot hides this one.
+            true
+        } else {
+            k.value_type == ValueType::Deletion && k.sequence <= self.oldest_snapshot && self.bottom
+        };
+        self.last_sequence_for_key = k.sequence;
+        drop
+    }
+
+    fn skip_dropped(&mut self) {
+        while self.inner.valid() && self.drop_current() {
+            self.inner.next();
+        }
+    }
+}
+
+impl InternalIterator for &mut CompactionFilter {
+    fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {}
+    fn seek_to_last(&mut self) {}
+    fn seek(&mut self, _: &[u8]) {}
+    fn seek_for_prev(&mut self, _: &[u8]) {}
+    fn next(&mut self) {
+        self.inner.next();
+        self.skip_dropped();
+    }
+    fn prev(&mut self) {}
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+    fn status(&self) -> Result<()> {
+        self.inner.status()
+    }
+}
+
+impl CompactionFilter {
+    fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+    fn status(&self) -> Result<()> {
+        self.inner.status()
+    }
+}
+
+fn table_options(opts: &Options) -> TableOptions {
+    TableOptions {
+        block_size: opts.block_size,
+        restart_interval: 16,
+        bloom_bits_per_key: opts.bloom_bits_per_key,
+    }
+}
+
+fn table_comparator() -> Arc<dyn comparator::Comparator + Send + Sync> {
+    Arc::new(InternalKeyComparator)
+}
+
+fn open_table(fs: &dyn FileSystem, dir: &Path, meta: &FileMeta) -> Result<TableFile> {
+    let path = table_name(dir, meta.number);
+    let file = fs
+        .open_random(&path)
+        .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+    let table = Table::open(
+        file,
+        meta.file_size,
+        table_comparator(),
+        user_key_of_internal,
+    )
+    .map_err(|e| Error::Corruption(format!("{}: {e}", path.display())))?;
+    Ok(TableFile {
+        meta: meta.clone(),
+        table,
+    })
+}
+
+/// Writes the entries under `source`'s cursor (already positioned, or
+/// positioned at the start when it was never positioned) to table file
+/// `number`, up to `max_size` bytes; syncs the file and the directory.
+/// `None` when there was nothing to write.
+fn build_table(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    opts: &Options,
+    number: u64,
+    mut source: Box<dyn InternalIterator + '_>,
+    max_size: Option<u64>,
+) -> Result<Option<TableFile>> {
+    if max_size.is_none() {
+        source.seek_to_first();
+    }
+    if !source.valid() {
+        source.status()?;
+        return Ok(None);
+    }
+    let path = table_name(dir, number);
+    let file = fs
+        .create(&path)
+        .map_err(|e| Error::io("creating a table", e))?;
+    let mut builder = TableBuilder::new(
+        file,
+        table_options(opts),
+        table_comparator(),
+        user_key_of_internal,
+    );
+    let mut written: u64 = 0;
+    let mut last_user_key: Vec<u8> = Vec::new();
+    while source.valid() {
+        // Split only between user keys: level-1 files must not share one.
+        if max_size.is_some_and(|m| written >= m)
+            && user_key_of_internal(source.key()) != &last_user_key[..]
+        {
+            break;
+        }
+        last_user_key.clear();
+        last_user_key.extend_from_slice(user_key_of_internal(source.key()));
+        builder
+            .add(source.key(), source.value())
+            .map_err(|e| Error::Corruption(format!("building {}: {e}", path.display())))?;
+        written += (source.key().len() + source.value().len()) as u64;
+        source.next();
+    }
+    source.status()?;
+    let info = builder
+        .finish()
+        .map_err(|e| Error::Corruption(format!("finishing {}: {e}", path.display())))?;
+    fs.sync_dir(dir)
+        .map_err(|e| Error::io("syncing the directory", e))?;
+    let meta = FileMeta {
+        number,
+        level: 0,
+        file_size: info.file_size,
+        smallest: info.smallest,
+        largest: info.largest,
+        entries: info.entries,
+    };
+    open_table(fs, dir, &meta).map(Some)
+}
+
+fn prepare_dir(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => return Err(Error::NotADirectory(dir.to_path_buf())),
+        Ok(_) => return Ok(()),
+        Err(_) if fs.exists(dir) => return Ok(()),
+        Err(_) => {}
+    }
+    if !opts.create_if_missing {
+        return Err(Error::NotFound(dir.to_path_buf()));
+    }
+    fs.create_dir_all(dir)
+        .map_err(|e| Error::io("creating the directory", e))?;
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs.sync_dir(parent)
+            .map_err(|e| Error::io("syncing the parent directory", e))?;
+    }
+    Ok(())
+}
+
+fn list_files(fs: &dyn FileSystem, dir: &Path, ext: &str) -> Result<Vec<u64>> {
+    let names = fs
+        .list_dir(dir)
+        .map_err(|e| Error::io("listing the directory", e))?;
+    Ok(names
+        .iter()
+        .filter_map(|n| parse_file_name(n))
+        .filter(|(_, e)| *e == ext)
+        .map(|(n, _)| n)
+        .collect())
+}
+
+fn replay_log(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    number: u64,
+    mode: RecoveryMode,
+    mem: &Memtable,
+    next_sequence: &mut u64,
+) -> Result<()> {
+    let path = log_name(dir, number);
+    let mut reader = LogReader::open(fs, &path, mode).map_err(|e| wal_error(&path, e))?;
+    while let Some(record) = reader.next_record().map_err(|e| wal_error(&path, e))? {
+        let (first, ops) = decode_group(record)
+            .map_err(|e| Error::Corruption(format!("{}: {}", path.display(), e.0)))?;
+        let mut batch = WriteBatch::new();
+        for op in ops {
+            match op {
+                crate::BatchOp::Put(k, v) => batch.put(k, v),
+                crate::BatchOp::Delete(k) => batch.delete(k),
+            }
+        }
+        mem.rep.insert_batch(first, &batch, false);
+        *next_sequence = (*next_sequence).max(first + batch.len() as u64);
+    }
+    Ok(())
+}
+
+fn wal_error(path: &Path, e: crate::wal::WalError) -> Error {
+    match e {
+        crate::wal::WalError::Io { source, .. } => {
+            Error::io(format!("reading {}", path.display()), source)
+        }
+        other => Error::Corruption(format!("{}: {other}", path.display())),
+    }
+}
+
+/// Deletes logs before the manifest's log number and tables it does not list.
+fn remove_obsolete_files(fs: &dyn FileSystem, dir: &Path, manifest: &Manifest) {
+    let Ok(names) = fs.list_dir(dir) else { return };
+    for name in names {
+        let Some((n, ext)) = parse_file_name(&name) else {
+            continue;
+        };
+        let obsolete = match ext {
+            "log" => n < manifest.log_number,
+            "sst" => n < manifest.next_file_number && !manifest.files.iter().any(|f| f.number == n),
+            _ => false,
+        };
+        if obsolete {
+            let _ = fs.remove_file(&dir.join(&name));
+        }
+    }
+}

@@ -1,0 +1,504 @@
+//! Iterators over internal keys: the merge of every source, and the user
+//! view on top of it (one version per user key, as of a snapshot, without
+//! tombstones), in both directions.
+
+use std::cmp::Ordering;
+
+use crate::error::Result;
+use crate::key::{ValueType, append_internal_key, compare_internal_keys, parse_internal_key};
+
+/// A sorted source of `(internal key, value)` pairs: a memtable, a table
+/// file, or a merge of them.
+pub(crate) trait InternalIterator: Send {
+    fn valid(&self) -> bool;
+    fn seek_to_first(&mut self);
+    fn seek_to_last(&mut self);
+    /// Positions at the first entry `>= target`.
+    fn seek(&mut self, target: &[u8]);
+    /// Positions at the last entry `<= target`.
+    fn seek_for_prev(&mut self, target: &[u8]);
+    fn next(&mut self);
+    fn prev(&mut self);
+    fn key(&self) -> &[u8];
+    fn value(&self) -> &[u8];
+    /// The first error met (a corrupt block), if any.
+    fn status(&self) -> Result<()>;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// Merges sorted children into one sorted stream. Children are few (the
+/// memtables and the table files of one version), so a linear scan picks the
+/// current child.
+pub(crate) struct MergingIterator {
+    children: Vec<Box<dyn InternalIterator>>,
+    current: Option<usize>,
+    direction: Direction,
+}
+
+impl MergingIterator {
+    pub(crate) fn new(children: Vec<Box<dyn InternalIterator>>) -> Self {
+        MergingIterator {
+            children,
+            current: None,
+            direction: Direction::Forward,
+        }
+    }
+
+    fn pick(&mut self, want: Ordering) {
+        let mut best: Option<usize> = None;
+        for (i, c) in self.children.iter().enumerate() {
+            if !c.valid() {
+                continue;
+            }
+            best = match best {
+                Some(b) if compare_internal_keys(c.key(), self.children[b].key()) != want => {
+                    Some(b)
+                }
+                _ => Some(i),
+            };
+        }
+        self.current = best;
+    }
+
+    fn find_smallest(&mut self) {
+        self.pick(Ordering::Less);
+    }
+
+    fn find_largest(&mut self) {
+        self.pick(Ordering::Greater);
+    }
+}
+
+impl InternalIterator for MergingIterator {
+    fn valid(&self) -> bool {
+        self.current.is_some()
+    }
+
+    fn seek_to_first(&mut self) {
+        self.children.iter_mut().for_each(|c| c.seek_to_first());
+        self.direction = Direction::Forward;
+        self.find_smallest();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.children.iter_mut().for_each(|c| c.seek_to_last());
+        self.direction = Direction::Reverse;
+        self.find_largest();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.children.iter_mut().for_each(|c| c.seek(target));
+        self.direction = Direction::Forward;
+        self.find_smallest();
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.children
+            .iter_mut()
+            .for_each(|c| c.seek_for_prev(target));
+        self.direction = Direction::Reverse;
+        self.find_largest();
+    }
+
+    fn next(&mut self) {
+        let Some(cur) = self.current else { return };
+        if self.direction != Direction::Forward {
+            // Every other child sits before the current key: move each to
+            // the first entry after it.
+            let key = self.children[cur].key().to_vec();
+            for (i, c) in self.children.iter_mut().enumerate() {
+                if i != cur {
+                    c.seek(&key);
+                    if c.valid() && compare_internal_keys(&key, c.key()) == Ordering::Equal {
+                        c.next();
+                    }
+                }
+            }
+            self.direction = Direction::Forward;
+        }
+        self.children[cur].next();
+        self.find_smallest();
+    }
+
+    fn prev(&mut self) {
+        let Some(cur) = self.current else { return };
+        if self.direction != Direction::Reverse {
+            // Every other child sits after the current key: move each to the
+            // last entry before it.
+            let key = self.children[cur].key().to_vec();
+            for (i, c) in self.children.iter_mut().enumerate() {
+                if i != cur {
+                    c.seek(&key);
+                    if c.valid() {
+                        c.prev();
+                    } else {
+                        c.seek_to_last();
+                    }
+                }
+            }
+            self.direction = Direction::Reverse;
+        }
+        self.children[cur].prev();
+        self.find_largest();
+    }
+
+    fn key(&self) -> &[u8] {
+        self.children[self.current.expect("valid iterator")].key()
+    }
+
+    fn value(&self) -> &[u8] {
+        self.children[self.current.expect("valid iterator")].value()
+    }
+
+    fn status(&self) -> Result<()> {
+        self.children.iter().try_for_each(|c| c.status())
+    }
+}
+
+/// The user's view of a merged stream as of a sequence number: the newest
+/// visible version of each user key, tombstoned keys hidden.
+pub(crate) struct UserIterator {
+    inner: MergingIterator,
+    sequence: u64,
+    direction: Direction,
+    valid: bool,
+    /// Forward: the user key to skip past. Reverse: the current user key.
+    saved_key: Vec<u8>,
+    saved_value: Vec<u8>,
+}
+
+impl UserIterator {
+    pub(crate) fn new(inner: MergingIterator, sequence: u64) -> Self {
+        UserIterator {
+            inner,
+            sequence,
+            direction: Direction::Forward,
+            valid: false,
+            saved_key: Vec::new(),
+            saved_value: Vec::new(),
+        }
+    }
+
+    pub(crate) fn valid(&self) -> bool {
+        self.valid
+    }
+
+    pub(crate) fn status(&self) -> Result<()> {
+        self.inner.status()
+    }
+
+    pub(crate) fn key(&self) -> &[u8] {
+        match self.direction {
+            Direction::Forward => crate::key::user_key(self.inner.key()),
+            Direction::Reverse => &self.saved_key,
+        }
+    }
+
+    pub(crate) fn value(&self) -> &[u8] {
+        match self.direction {
+            Direction::Forward => self.inner.value(),
+            Direction::Reverse => &self.saved_value,
+        }
+    }
+
+    pub(crate) fn seek_to_first(&mut self) {
+        self.direction = Direction::Forward;
+        self.saved_value.clear();
+        self.inner.seek_to_first();
+        self.find_next_user_entry(false);
+    }
+
+    pub(crate) fn seek_to_last(&mut self) {
+        self.direction = Direction::Reverse;
+        self.saved_value.clear();
+        self.inner.seek_to_last();
+        self.find_prev_user_entry();
+    }
+
+    pub(crate) fn seek(&mut self, target: &[u8]) {
+        self.direction = Direction::Forward;
+        self.saved_value.clear();
+        self.saved_key.clear();
+        append_internal_key(
+            &mut self.saved_key,
+            target,
+            self.sequence,
+            ValueType::FOR_SEEK,
+        );
+        let seek_key = std::mem::take(&mut self.saved_key);
+        self.inner.seek(&seek_key);
+        self.saved_key = seek_key;
+        self.find_next_user_entry(false);
+    }
+
+    pub(crate) fn seek_for_prev(&mut self, target: &[u8]) {
+        self.direction = Direction::Reverse;
+        self.saved_value.clear();
+        // (target, 0, Deletion) is the last internal key of user key `target`.
+        let mut k = Vec::with_capacity(target.len() + 8);
+        append_internal_key(&mut k, target, 0, ValueType::Deletion);
+        self.inner.seek_for_prev(&k);
+        self.find_prev_user_entry();
+    }
+
+    pub(crate) fn next(&mut self) {
+        debug_assert!(self.valid);
+        if self.direction == Direction::Reverse {
+            self.direction = Direction::Forward;
+            // The inner iterator sits just before the current user key's
+            // entries; `saved_key` holds the key to skip past.
+            if self.inner.valid() {
+                self.inner.next();
+            } else {
+                self.inner.seek_to_first();
+            }
+        } else {
+            self.saved_key.clear();
+            self.saved_key
+                .extend_from_slice(crate::key::user_key(self.inner.key()));
+            self.inner.next();
+        }
+        self.find_next_user_entry(true);
+    }
+
+    pub(crate) fn prev(&mut self) {
+        debug_assert!(self.valid);
+        if self.direction == Direction::Forward {
+            // Step back past every entry of the current user key.
+            self.saved_key.clear();
+            self.saved_key
+                .extend_from_slice(crate::key::user_key(self.inner.key()));
+            loop {
+                self.inner.prev();
+                if !self.inner.valid() {
+                    self.valid = false;
+                    self.saved_key.clear();
+                    self.saved_value.clear();
+                    return;
+                }
+                if crate::key::user_key(self.inner.key()) < &self.saved_key[..] {
+                    break;
+                }
+            }
+            self.direction = Direction::Reverse;
+        }
+        self.find_prev_user_entry();
+    }
+
+    fn find_next_user_entry(&mut self, mut skipping: bool) {
+        while self.inner.valid() {
+            if let Some(k) = parse_internal_key(self.inner.key())
+                && k.sequence <= self.sequence
+            {
+                match k.value_type {
+                    ValueType::Deletion => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(k.user_key);
+                        skipping = true;
+                    }
+                    ValueType::Value => {
+                        if !(skipping && k.user_key <= &self.saved_key[..]) {
+                            self.valid = true;
+                            self.saved_key.clear();
+                            return;
+                        }
+                    }
+                }
+            }
+            self.inner.next();
+        }
+        self.saved_key.clear();
+        self.valid = false;
+    }
+
+    fn find_prev_user_entry(&mut self) {
+        let mut last_type = ValueType::Deletion;
+        while self.inner.valid() {
+            if let Some(k) = parse_internal_key(self.inner.key())
+                && k.sequence <= self.sequence
+            {
+                if last_type != ValueType::Deletion && k.user_key < &self.saved_key[..] {
+                    // A live value of a later key is already saved.
+                    break;
+                }
+                last_type = k.value_type;
+                if last_type == ValueType::Deletion {
+                    self.saved_key.clear();
+                    self.saved_value.clear();
+                } else {
+                    self.saved_key.clear();
+                    self.saved_key.extend_from_slice(k.user_key);
+                    self.saved_value.clear();
+                    self.saved_value.extend_from_slice(self.inner.value());
+                }
+            }
+            self.inner.prev();
+        }
+        if last_type == ValueType::Deletion {
+            self.valid = false;
+            self.saved_key.clear();
+            self.saved_value.clear();
+            self.direction = Direction::Forward;
+        } else {
+            self.valid = true;
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::key::internal_key;
+
+    /// An in-memory sorted source, for tests.
+    pub(crate) struct VecIter {
+        entries: Vec<(Vec<u8>, Vec<u8>)>,
+        pos: Option<usize>,
+    }
+
+    impl VecIter {
+        pub(crate) fn new(mut entries: Vec<(Vec<u8>, Vec<u8>)>) -> Self {
+            entries.sort_by(|a, b| compare_internal_keys(&a.0, &b.0));
+            VecIter { entries, pos: None }
+        }
+    }
+
+    impl InternalIterator for VecIter {
+        fn valid(&self) -> bool {
+            self.pos.is_some()
+        }
+        fn seek_to_first(&mut self) {
+            self.pos = (!self.entries.is_empty()).then_some(0);
+        }
+        fn seek_to_last(&mut self) {
+            self.pos = self.entries.len().checked_sub(1);
+        }
+        fn seek(&mut self, t: &[u8]) {
+            let i = self
+                .entries
+                .partition_point(|e| compare_internal_keys(&e.0, t).is_lt());
+            self.pos = (i < self.entries.len()).then_some(i);
+        }
+        fn seek_for_prev(&mut self, t: &[u8]) {
+            let i = self
+                .entries
+                .partition_point(|e| compare_internal_keys(&e.0, t).is_le());
+            self.pos = i.checked_sub(1);
+        }
+        fn next(&mut self) {
+            self.pos = self.pos.map(|p| p + 1).filter(|&p| p < self.entries.len());
+        }
+        fn prev(&mut self) {
+            self.pos = self.pos.and_then(|p| p.checked_sub(1));
+        }
+        fn key(&self) -> &[u8] {
+            &self.entries[self.pos.unwrap()].0
+        }
+        fn value(&self) -> &[u8] {
+            &self.entries[self.pos.unwrap()].1
+        }
+        fn status(&self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    fn put(k: &str, seq: u64, v: &str) -> (Vec<u8>, Vec<u8>) {
+        (
+            internal_key(k.as_bytes(), seq, ValueType::Value),
+            v.as_bytes().to_vec(),
+        )
+    }
+    fn del(k: &str, seq: u64) -> (Vec<u8>, Vec<u8>) {
+        (
+            internal_key(k.as_bytes(), seq, ValueType::Deletion),
+            Vec::new(),
+        )
+    }
+
+    fn collect_forward(it: &mut UserIterator) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            out.push((
+                String::from_utf8(it.key().to_vec()).unwrap(),
+                String::from_utf8(it.value().to_vec()).unwrap(),
+            ));
+            it.next();
+        }
+        out
+    }
+
+    fn collect_backward(it: &mut UserIterator) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        it.seek_to_last();
+        while it.valid() {
+            out.push((
+                String::from_utf8(it.key().to_vec()).unwrap(),
+                String::from_utf8(it.value().to_vec()).unwrap(),
+            ));
+            it.prev();
+        }
+        out.reverse();
+        out
+    }
+
+    fn sources() -> MergingIterator {
+        let newer = VecIter::new(vec![put("a", 10, "a10"), del("b", 11), put("d", 12, "d12")]);
+        let older = VecIter::new(vec![
+            put("a", 1, "a1"),
+            put("b", 2, "b2"),
+            put("c", 3, "c3"),
+            del("d", 4),
+            put("e", 5, "e5"),
+        ]);
+        MergingIterator::new(vec![Box::new(newer), Box::new(older)])
+    }
+
+    fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn newest_visible_version_wins_both_ways() {
+        let want = pairs(&[("a", "a10"), ("c", "c3"), ("d", "d12"), ("e", "e5")]);
+        let mut it = UserIterator::new(sources(), u64::MAX >> 8);
+        assert_eq!(collect_forward(&mut it), want);
+        assert_eq!(collect_backward(&mut it), want);
+        let old = pairs(&[("a", "a1"), ("b", "b2"), ("c", "c3"), ("e", "e5")]);
+        let mut it = UserIterator::new(sources(), 5);
+        assert_eq!(collect_forward(&mut it), old);
+        assert_eq!(collect_backward(&mut it), old);
+    }
+
+    #[test]
+    fn direction_changes_and_seeks() {
+        let mut it = UserIterator::new(sources(), u64::MAX >> 8);
+        it.seek(b"b");
+        assert_eq!(it.key(), b"c");
+        it.prev();
+        assert_eq!(it.key(), b"a");
+        it.next();
+        assert_eq!(it.key(), b"c");
+        it.next();
+        assert_eq!((it.key(), it.value()), (&b"d"[..], &b"d12"[..]));
+        it.prev();
+        assert_eq!(it.key(), b"c");
+        it.seek_for_prev(b"b");
+        assert_eq!(it.key(), b"a");
+        it.seek_for_prev(b"dd");
+        assert_eq!(it.key(), b"d");
+        it.next();
+        assert_eq!(it.key(), b"e");
+        it.next();
+        assert!(!it.valid());
+        it.seek(b"f");
+        assert!(!it.valid());
+    }
+}

@@ -1,0 +1,270 @@
+//! Internal keys: how the engine orders versions of a user key.
+//!
+//! An internal key is the user key followed by an 8-byte little-endian tag,
+//! `sequence << 8 | value type`. Internal keys sort by user key ascending,
+//! then by tag descending, so the newest version of a key comes first and a
+//! seek to `(key, snapshot sequence)` lands on the newest version visible to
+//! that snapshot.
+//!
+//! A memtable entry packs an internal key and its value into one byte string,
+//! `varint32(internal key length) ++ internal key ++ value`, so that a
+//! memtable stores one allocation per write.
+
+use std::cmp::Ordering;
+
+use comparator::Comparator;
+
+/// Sequence numbers are 56 bits: the low byte of the tag holds the type.
+pub const MAX_SEQUENCE: u64 = (1 << 56) - 1;
+
+/// Size of the tag that ends every internal key.
+pub const TAG_LEN: usize = 8;
+
+/// What an entry records about its user key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ValueType {
+    /// A tombstone: the key was deleted at this sequence.
+    Deletion = 0,
+    /// A value was put at this sequence.
+    Value = 1,
+}
+
+impl ValueType {
+    /// The type that sorts first among equal (user key, sequence) pairs,
+    /// used to build seek targets.
+    pub const FOR_SEEK: ValueType = ValueType::Value;
+
+    /// Decodes a type byte; `None` for bytes no version of the engine writes.
+    #[inline]
+    pub fn from_byte(b: u8) -> Option<ValueType> {
+        match b {
+            0 => Some(ValueType::Deletion),
+            1 => Some(ValueType::Value),
+            _ => None,
+        }
+    }
+}
+
+/// Packs a sequence number and a type into a tag.
+#[inline]
+pub fn pack_tag(seq: u64, t: ValueType) -> u64 {
+    debug_assert!(seq <= MAX_SEQUENCE);
+    (seq << 8) | t as u64
+}
+
+/// Appends the internal key `(user_key, seq, t)` to `out`.
+#[inline]
+pub fn append_internal_key(out: &mut Vec<u8>, user_key: &[u8], seq: u64, t: ValueType) {
+    out.extend_from_slice(user_key);
+    out.extend_from_slice(&pack_tag(seq, t).to_le_bytes());
+}
+
+/// Builds the internal key `(user_key, seq, t)`.
+pub fn internal_key(user_key: &[u8], seq: u64, t: ValueType) -> Vec<u8> {
+    let mut out = Vec::with_capacity(user_key.len() + TAG_LEN);
+    append_internal_key(&mut out, user_key, seq, t);
+    out
+}
+
+/// An internal key split into its parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParsedKey<'a> {
+    /// The key the user wrote.
+    pub user_key: &'a [u8],
+    /// The sequence number of this version.
+    pub sequence: u64,
+    /// Value or tombstone.
+    pub value_type: ValueType,
+}
+
+/// Splits an internal key; `None` if it is too short or has an unknown type.
+#[inline]
+pub fn parse_internal_key(ikey: &[u8]) -> Option<ParsedKey<'_>> {
+    let split = ikey.len().checked_sub(TAG_LEN)?;
+    let tag = u64::from_le_bytes(ikey[split..].try_into().ok()?);
+    Some(ParsedKey {
+        user_key: &ikey[..split],
+        sequence: tag >> 8,
+        value_type: ValueType::from_byte(tag as u8)?,
+    })
+}
+
+/// The user-key part of an internal key (the whole input if it is too short
+/// to hold a tag; the comparators treat such keys consistently).
+#[inline]
+pub fn user_key(ikey: &[u8]) -> &[u8] {
+    &ikey[..ikey.len().saturating_sub(TAG_LEN)]
+}
+
+#[inline]
+fn tag_of(ikey: &[u8]) -> u64 {
+    let n = ikey.len();
+    if n < TAG_LEN {
+        return 0;
+    }
+    u64::from_le_bytes(ikey[n - TAG_LEN..].try_into().unwrap_or([0; 8]))
+}
+
+/// Orders internal keys: user key ascending (bytewise), then tag descending.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct InternalKeyComparator;
+
+impl Comparator for InternalKeyComparator {
+    #[inline]
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        compare_internal_keys(a, b)
+    }
+}
+
+/// [`InternalKeyComparator`] as a function.
+#[inline]
+pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
+    user_key(a)
+        .cmp(user_key(b))
+        .then_with(|| tag_of(b).cmp(&tag_of(a)))
+}
+
+// ---- varints ---------------------------------------------------------------
+
+/// Appends `v` as a LEB128 varint.
+#[inline]
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Decodes a LEB128 varint of at most 10 bytes from the front of `input`;
+/// returns the value and the bytes it used, or `None` if it is truncated or
+/// overlong.
+#[inline]
+pub fn get_varint(input: &[u8]) -> Option<(u64, usize)> {
+    let mut v: u64 = 0;
+    for (i, &b) in input.iter().enumerate().take(10) {
+        v |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return Some((v, i + 1));
+        }
+    }
+    None
+}
+
+/// Bytes `put_varint(v)` writes.
+#[inline]
+pub fn varint_len(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 0x80 {
+        v >>= 7;
+        n += 1;
+    }
+    n
+}
+
+// ---- memtable entries ------------------------------------------------------
+
+/// Bytes a memtable entry for `(user_key, value)` takes.
+#[inline]
+pub fn entry_len(user_key_len: usize, value_len: usize) -> usize {
+    let ikey_len = user_key_len + TAG_LEN;
+    varint_len(ikey_len as u64) + ikey_len + value_len
+}
+
+/// Writes a memtable entry into `buf`, which must be exactly
+/// [`entry_len`] bytes long.
+#[inline]
+pub fn encode_entry(buf: &mut [u8], user_key: &[u8], seq: u64, t: ValueType, value: &[u8]) {
+    let ikey_len = user_key.len() + TAG_LEN;
+    let mut pos = 0;
+    let mut v = ikey_len as u64;
+    while v >= 0x80 {
+        buf[pos] = (v as u8) | 0x80;
+        v >>= 7;
+        pos += 1;
+    }
+    buf[pos] = v as u8;
+    pos += 1;
+    buf[pos..pos + user_key.len()].copy_from_slice(user_key);
+    pos += user_key.len();
+    buf[pos..pos + TAG_LEN].copy_from_slice(&pack_tag(seq, t).to_le_bytes());
+    pos += TAG_LEN;
+    buf[pos..].copy_from_slice(value);
+}
+
+/// Builds a memtable entry in a fresh vector.
+pub fn entry(user_key: &[u8], seq: u64, t: ValueType, value: &[u8]) -> Vec<u8> {
+    let mut buf = vec![0; entry_len(user_key.len(), value.len())];
+    encode_entry(&mut buf, user_key, seq, t, value);
+    buf
+}
+
+/// Splits a memtable entry into (internal key, value). Entries are written
+/// by the engine itself, so a malformed one yields an empty key.
+#[inline]
+pub fn decode_entry(e: &[u8]) -> (&[u8], &[u8]) {
+    match get_varint(e) {
+        Some((len, used)) if (len as usize) <= e.len() - used => {
+            let end = used + len as usize;
+            (&e[used..end], &e[end..])
+        }
+        _ => (&[], &[]),
+    }
+}
+
+/// Orders memtable entries by their internal keys.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct EntryComparator;
+
+impl Comparator for EntryComparator {
+    #[inline]
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        compare_internal_keys(decode_entry(a).0, decode_entry(b).0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newest_version_sorts_first() {
+        let a = internal_key(b"k", 5, ValueType::Value);
+        let b = internal_key(b"k", 9, ValueType::Deletion);
+        let c = internal_key(b"l", 1, ValueType::Value);
+        assert_eq!(compare_internal_keys(&b, &a), Ordering::Less);
+        assert_eq!(compare_internal_keys(&a, &c), Ordering::Less);
+        let p = parse_internal_key(&b).unwrap();
+        assert_eq!(
+            (p.user_key, p.sequence, p.value_type),
+            (&b"k"[..], 9, ValueType::Deletion)
+        );
+        assert!(parse_internal_key(b"short").is_none());
+    }
+
+    #[test]
+    fn entries_round_trip_and_order() {
+        let e1 = entry(b"apple", 3, ValueType::Value, b"red");
+        let e2 = entry(b"apple", 7, ValueType::Value, b"green");
+        let (k, v) = decode_entry(&e1);
+        assert_eq!(v, b"red");
+        assert_eq!(parse_internal_key(k).unwrap().sequence, 3);
+        assert_eq!(EntryComparator.compare(&e2, &e1), Ordering::Less);
+        let big = vec![7u8; 300];
+        let e3 = entry(&big, 1, ValueType::Value, b"");
+        assert_eq!(decode_entry(&e3).0.len(), 308);
+        assert_eq!(decode_entry(&[0xff]).0, b"");
+    }
+
+    #[test]
+    fn varints_round_trip() {
+        for v in [0, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            assert_eq!(out.len(), varint_len(v));
+            assert_eq!(get_varint(&out), Some((v, out.len())));
+        }
+        assert_eq!(get_varint(&[0x80, 0x80]), None);
+    }
+}

@@ -1,0 +1,347 @@
+//! Memtables: the two representations behind one trait.
+//!
+//! Both store one entry per write, `varint(internal key length) ++ internal
+//! key ++ value` (see [`crate::key`]), ordered by [`EntryComparator`]. The
+//! skiplist keeps entries ordered as they arrive and serves reads at any
+//! time; the vector appends unordered and sorts once when read after being
+//! frozen, which suits bulk loads.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+use crate::batch::WriteBatch;
+use crate::iter::InternalIterator;
+use crate::key::{
+    EntryComparator, ValueType, decode_entry, encode_entry, entry_len, parse_internal_key,
+    put_varint,
+};
+use crate::options::MemtableKind;
+
+/// What a memtable knows about a key as of a sequence.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    Found(Vec<u8>),
+    Deleted,
+    Missing,
+}
+
+/// A memtable representation.
+pub(crate) trait MemRep: Send + Sync {
+    /// Inserts a batch whose first operation has sequence `first_seq`.
+    /// `concurrent` says other threads may insert at the same time.
+    fn insert_batch(&self, first_seq: u64, batch: &WriteBatch, concurrent: bool);
+    /// A sorted view of the entries.
+    fn iter(self: Arc<Self>) -> Box<dyn InternalIterator>;
+    /// Bytes taken, measured from the arena.
+    fn memory_usage(&self) -> usize;
+    /// Entries inserted.
+    fn len(&self) -> usize;
+    /// Called once when the memtable stops taking writes.
+    fn mark_read_only(&self);
+}
+
+/// A memtable with the engine's bookkeeping around its representation.
+pub(crate) struct Memtable {
+    pub(crate) rep: Arc<dyn MemRep>,
+    /// Number of the log file holding this memtable's writes.
+    pub(crate) log_number: u64,
+    /// Writers that were given this memtable by an `unordered_write` group
+    /// and have not finished inserting; a flush waits for zero.
+    pub(crate) pending_inserts: AtomicUsize,
+    /// Whether any write reached it without the log (lost on a crash
+    /// unless flushed).
+    pub(crate) has_unlogged: AtomicBool,
+}
+
+impl std::fmt::Debug for Memtable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memtable")
+            .field("log_number", &self.log_number)
+            .field("entries", &self.rep.len())
+            .field("bytes", &self.rep.memory_usage())
+            .finish()
+    }
+}
+
+impl Memtable {
+    pub(crate) fn new(kind: MemtableKind, log_number: u64) -> Memtable {
+        let rep: Arc<dyn MemRep> = match kind {
+            MemtableKind::SkipList => Arc::new(SkipListRep::new()),
+            MemtableKind::Vector => Arc::new(VectorRep::new()),
+        };
+        Memtable {
+            rep,
+            log_number,
+            pending_inserts: AtomicUsize::new(0),
+            has_unlogged: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rep.len() == 0
+    }
+
+    /// The newest version of `user_key` with sequence `<= seq`.
+    pub(crate) fn get(&self, user_key: &[u8], seq: u64) -> Lookup {
+        let mut it = self.rep.clone().iter();
+        let mut target = Vec::with_capacity(user_key.len() + 8);
+        crate::key::append_internal_key(&mut target, user_key, seq, ValueType::FOR_SEEK);
+        it.seek(&target);
+        if !it.valid() {
+            return Lookup::Missing;
+        }
+        match parse_internal_key(it.key()) {
+            Some(k) if k.user_key == user_key => match k.value_type {
+                ValueType::Value => Lookup::Found(it.value().to_vec()),
+                ValueType::Deletion => Lookup::Deleted,
+            },
+            _ => Lookup::Missing,
+        }
+    }
+}
+
+/// Writes `internal key` as a memtable entry with an empty value: the seek
+/// target a memtable cursor understands.
+fn seek_entry(buf: &mut Vec<u8>, ikey: &[u8]) {
+    buf.clear();
+    put_varint(buf, ikey.len() as u64);
+    buf.extend_from_slice(ikey);
+}
+
+/// Encodes the operations of a batch as entries, one at a time, into the
+/// closure's buffer.
+#[inline]
+fn for_each_entry(
+    first_seq: u64,
+    batch: &WriteBatch,
+    mut f: impl FnMut(usize, &dyn Fn(&mut [u8])),
+) {
+    for (i, op) in batch.iter().enumerate() {
+        let (t, value) = op.value_type_and_value();
+        let key = op.key();
+        let seq = first_seq + i as u64;
+        f(entry_len(key.len(), value.len()), &|buf: &mut [u8]| {
+            encode_entry(buf, key, seq, t, value)
+        });
+    }
+}
+
+// ---- skiplist -------------------------------------------------------------
+
+struct SkipListRep {
+    list: Arc<skiplist::SkipList<EntryComparator>>,
+}
+
+impl SkipListRep {
+    fn new() -> Self {
+        SkipListRep {
+            list: Arc::new(skiplist::SkipList::new(EntryComparator)),
+        }
+    }
+}
+
+impl MemRep for SkipListRep {
+    fn insert_batch(&self, first_seq: u64, batch: &WriteBatch, _concurrent: bool) {
+        for_each_entry(first_seq, batch, |len, fill| {
+            let mut slot = self.list.reserve(len);
+            fill(slot.as_mut());
+            // The engine never inserts one internal key twice: sequences are unique.
+            let inserted = self.list.insert_reserved(slot);
+            debug_assert!(inserted, "duplicate internal key");
+        });
+    }
+
+    fn iter(self: Arc<Self>) -> Box<dyn InternalIterator> {
+        Box::new(SkipListIter {
+            cursor: self.list.cursor_arc(),
+            target: Vec::new(),
+        })
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.list.memory_usage()
+    }
+
+    fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    fn mark_read_only(&self) {}
+}
+
+struct SkipListIter {
+    cursor: skiplist::ArcCursor<EntryComparator>,
+    target: Vec<u8>,
+}
+
+impl InternalIterator for SkipListIter {
+    fn valid(&self) -> bool {
+        self.cursor.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.cursor.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.cursor.seek_to_last()
+    }
+    fn seek(&mut self, target: &[u8]) {
+        seek_entry(&mut self.target, target);
+        self.cursor.seek(&self.target)
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        seek_entry(&mut self.target, target);
+        self.cursor.seek_for_prev(&self.target)
+    }
+    fn next(&mut self) {
+        self.cursor.next()
+    }
+    fn prev(&mut self) {
+        self.cursor.prev()
+    }
+    fn key(&self) -> &[u8] {
+        decode_entry(self.cursor.key()).0
+    }
+    fn value(&self) -> &[u8] {
+        decode_entry(self.cursor.key()).1
+    }
+    fn status(&self) -> crate::Result<()> {
+        Ok(())
+    }
+}
+
+// ---- vector ---------------------------------------------------------------
+
+struct VectorRep {
+    mem: Arc<vecmem::VecMem<EntryComparator>>,
+}
+
+impl VectorRep {
+    fn new() -> Self {
+        VectorRep {
+            mem: Arc::new(vecmem::VecMem::new(EntryComparator)),
+        }
+    }
+}
+
+impl MemRep for VectorRep {
+    fn insert_batch(&self, first_seq: u64, batch: &WriteBatch, _concurrent: bool) {
+        // One writer per batch: the shared vector's lock is taken once, when
+        // the writer finishes, and the entries become visible together.
+        let mut writer = self.mem.writer();
+        let mut buf = Vec::new();
+        for_each_entry(first_seq, batch, |len, fill| {
+            buf.resize(len, 0);
+            fill(&mut buf);
+            writer.insert(&buf);
+        });
+        writer.finish();
+    }
+
+    fn iter(self: Arc<Self>) -> Box<dyn InternalIterator> {
+        Box::new(VectorIter {
+            cursor: self.mem.cursor_arc(),
+            target: Vec::new(),
+        })
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.mem.approximate_memory_usage()
+    }
+
+    fn len(&self) -> usize {
+        self.mem.len()
+    }
+
+    fn mark_read_only(&self) {
+        self.mem.mark_read_only()
+    }
+}
+
+struct VectorIter {
+    cursor: vecmem::ArcCursor<EntryComparator>,
+    target: Vec<u8>,
+}
+
+impl InternalIterator for VectorIter {
+    fn valid(&self) -> bool {
+        self.cursor.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.cursor.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.cursor.seek_to_last()
+    }
+    fn seek(&mut self, target: &[u8]) {
+        seek_entry(&mut self.target, target);
+        self.cursor.seek(&self.target)
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        seek_entry(&mut self.target, target);
+        self.cursor.seek_for_prev(&self.target)
+    }
+    fn next(&mut self) {
+        self.cursor.next()
+    }
+    fn prev(&mut self) {
+        self.cursor.prev()
+    }
+    fn key(&self) -> &[u8] {
+        decode_entry(self.cursor.key()).0
+    }
+    fn value(&self) -> &[u8] {
+        decode_entry(self.cursor.key()).1
+    }
+    fn status(&self) -> crate::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_kind(kind: MemtableKind) {
+        let m = Memtable::new(kind, 1);
+        let mut b = WriteBatch::new();
+        b.put(b"a", b"1");
+        b.put(b"b", b"2");
+        m.rep.insert_batch(10, &b, false);
+        let mut b = WriteBatch::new();
+        b.delete(b"a");
+        m.rep.insert_batch(12, &b, true);
+        assert_eq!(m.get(b"a", 11), Lookup::Found(b"1".to_vec()));
+        assert_eq!(m.get(b"a", 12), Lookup::Deleted);
+        assert_eq!(m.get(b"a", 9), Lookup::Missing);
+        assert_eq!(m.get(b"b", 100), Lookup::Found(b"2".to_vec()));
+        assert_eq!(m.get(b"c", 100), Lookup::Missing);
+        assert_eq!(m.rep.len(), 3);
+        m.rep.mark_read_only();
+        let mut it = m.rep.clone().iter();
+        it.seek_to_first();
+        let mut seen = Vec::new();
+        while it.valid() {
+            let k = parse_internal_key(it.key()).unwrap();
+            seen.push((k.user_key.to_vec(), k.sequence));
+            it.next();
+        }
+        assert_eq!(
+            seen,
+            [
+                (b"a".to_vec(), 12),
+                (b"a".to_vec(), 10),
+                (b"b".to_vec(), 11)
+            ]
+        );
+    }
+
+    #[test]
+    fn skiplist_memtable() {
+        check_kind(MemtableKind::SkipList);
+    }
+
+    #[test]
+    fn vector_memtable() {
+        check_kind(MemtableKind::Vector);
+    }
+}

@@ -1,0 +1,267 @@
+//! Options, in the shape of the `rocksdb` crate's.
+
+use crate::error::{Error, Result};
+use crate::wal::RecoveryMode;
+
+/// Largest key the engine accepts (bytes). Longer keys get
+/// [`Error::InvalidArgument`].
+pub const MAX_KEY_LEN: usize = 1 << 20;
+/// Largest value the engine accepts (bytes).
+pub const MAX_VALUE_LEN: usize = 64 << 20;
+
+/// Which memtable representation takes writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemtableKind {
+    /// The concurrent skiplist: ordered inserts, reads at any time (the default).
+    #[default]
+    SkipList,
+    /// The vector memtable: unordered appends, sorted once when read or
+    /// flushed. Best for bulk loads.
+    Vector,
+}
+
+/// Options for opening a database.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::{MemtableKind, Options};
+///
+/// let mut opts = Options::default();
+/// opts.create_if_missing(true);
+/// opts.set_write_buffer_size(8 << 20);
+/// opts.set_memtable_kind(MemtableKind::Vector);
+/// assert!(opts.validate().is_ok());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub(crate) create_if_missing: bool,
+    pub(crate) error_if_exists: bool,
+    pub(crate) write_buffer_size: usize,
+    pub(crate) max_write_buffer_number: usize,
+    pub(crate) memtable_kind: MemtableKind,
+    pub(crate) allow_concurrent_memtable_write: bool,
+    pub(crate) unordered_write: bool,
+    pub(crate) level0_compaction_trigger: usize,
+    pub(crate) level0_stop_writes_trigger: usize,
+    pub(crate) block_size: usize,
+    pub(crate) bloom_bits_per_key: usize,
+    pub(crate) target_file_size: u64,
+    pub(crate) wal_recovery_mode: RecoveryMode,
+    pub(crate) write_group: write_group::Options,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: false,
+            error_if_exists: false,
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 2,
+            memtable_kind: MemtableKind::SkipList,
+            allow_concurrent_memtable_write: true,
+            unordered_write: false,
+            level0_compaction_trigger: 4,
+            level0_stop_writes_trigger: 36,
+            block_size: 4096,
+            bloom_bits_per_key: 10,
+            target_file_size: 64 << 20,
+            wal_recovery_mode: RecoveryMode::DropTail,
+            write_group: write_group::Options::default(),
+        }
+    }
+}
+
+impl Options {
+    /// Create the directory and an empty database if none exists.
+    pub fn create_if_missing(&mut self, v: bool) -> &mut Self {
+        self.create_if_missing = v;
+        self
+    }
+    /// Fail `open` if a database already exists.
+    pub fn set_error_if_exists(&mut self, v: bool) -> &mut Self {
+        self.error_if_exists = v;
+        self
+    }
+    /// Bytes of memtable (measured from its arena) before it is frozen and
+    /// flushed. At least 64 KiB.
+    pub fn set_write_buffer_size(&mut self, bytes: usize) -> &mut Self {
+        self.write_buffer_size = bytes;
+        self
+    }
+    /// Memtables (the mutable one and the frozen ones waiting for flush)
+    /// kept in memory before writes stall. At least 2.
+    pub fn set_max_write_buffer_number(&mut self, n: usize) -> &mut Self {
+        self.max_write_buffer_number = n;
+        self
+    }
+    /// Which memtable takes writes.
+    pub fn set_memtable_kind(&mut self, kind: MemtableKind) -> &mut Self {
+        self.memtable_kind = kind;
+        self
+    }
+    /// Let the members of a write group insert into the memtable in parallel
+    /// (each on its own thread) instead of the leader inserting for all.
+    pub fn set_allow_concurrent_memtable_write(&mut self, v: bool) -> &mut Self {
+        self.allow_concurrent_memtable_write = v;
+        self
+    }
+    /// RocksDB's `unordered_write`: the log and sequence numbers stay in
+    /// order, but each writer inserts into the memtable on its own after its
+    /// group, and the group's sequences are published before the inserts
+    /// end. A snapshot may then later gain keys older than it; reads of the
+    /// writer's own key after `put` returns still see it.
+    pub fn set_unordered_write(&mut self, v: bool) -> &mut Self {
+        self.unordered_write = v;
+        self
+    }
+    /// Level-0 files that trigger a compaction into level 1.
+    pub fn set_level_zero_file_num_compaction_trigger(&mut self, n: usize) -> &mut Self {
+        self.level0_compaction_trigger = n;
+        self
+    }
+    /// Level-0 files at which writes stall until compaction catches up.
+    pub fn set_level_zero_stop_writes_trigger(&mut self, n: usize) -> &mut Self {
+        self.level0_stop_writes_trigger = n;
+        self
+    }
+    /// Uncompressed size of a table file's data blocks.
+    pub fn set_block_size(&mut self, bytes: usize) -> &mut Self {
+        self.block_size = bytes;
+        self
+    }
+    /// Bits per key of each table file's bloom filter (0 turns filters off).
+    pub fn set_bloom_bits_per_key(&mut self, bits: usize) -> &mut Self {
+        self.bloom_bits_per_key = bits;
+        self
+    }
+    /// Size at which compaction starts a new level-1 file.
+    pub fn set_target_file_size_base(&mut self, bytes: u64) -> &mut Self {
+        self.target_file_size = bytes;
+        self
+    }
+    /// What recovery does with a torn or corrupt log tail.
+    pub fn set_wal_recovery_mode(&mut self, mode: RecoveryMode) -> &mut Self {
+        self.wal_recovery_mode = mode;
+        self
+    }
+    /// The write group's tuning.
+    pub fn set_write_group_options(&mut self, o: write_group::Options) -> &mut Self {
+        self.write_group = o;
+        self
+    }
+
+    /// Checks every value; `open` calls it.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::InvalidArgument(m));
+        if self.write_buffer_size < 64 << 10 || self.write_buffer_size > 1 << 40 {
+            return bad(format!(
+                "write_buffer_size {} is outside [64 KiB, 1 TiB]",
+                self.write_buffer_size
+            ));
+        }
+        if self.max_write_buffer_number < 2 || self.max_write_buffer_number > 1024 {
+            return bad(format!(
+                "max_write_buffer_number {} is outside [2, 1024]",
+                self.max_write_buffer_number
+            ));
+        }
+        if self.level0_compaction_trigger < 1 {
+            return bad("level0_file_num_compaction_trigger must be at least 1".into());
+        }
+        if self.level0_stop_writes_trigger <= self.level0_compaction_trigger {
+            return bad(format!(
+                "level0_stop_writes_trigger {} must exceed the compaction trigger {}",
+                self.level0_stop_writes_trigger, self.level0_compaction_trigger
+            ));
+        }
+        if self.block_size < 256 || self.block_size > 64 << 20 {
+            return bad(format!(
+                "block_size {} is outside [256, 64 MiB]",
+                self.block_size
+            ));
+        }
+        if self.bloom_bits_per_key > 64 {
+            return bad(format!(
+                "bloom_bits_per_key {} is above 64",
+                self.bloom_bits_per_key
+            ));
+        }
+        if self.target_file_size < 64 << 10 {
+            return bad(format!(
+                "target_file_size_base {} is below 64 KiB",
+                self.target_file_size
+            ));
+        }
+        if self.unordered_write && !self.allow_concurrent_memtable_write {
+            return bad("unordered_write needs allow_concurrent_memtable_write".into());
+        }
+        Ok(())
+    }
+}
+
+/// Options of one write.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::WriteOptions;
+///
+/// let mut wo = WriteOptions::default();
+/// wo.set_sync(true);
+/// wo.disable_wal(false);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    pub(crate) sync: bool,
+    pub(crate) disable_wal: bool,
+    pub(crate) no_slowdown: bool,
+}
+
+impl WriteOptions {
+    /// Default options: no sync, log on.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Make the write durable (the log is fdatasynced) before it returns.
+    pub fn set_sync(&mut self, v: bool) {
+        self.sync = v;
+    }
+    /// Skip the write-ahead log: the write is lost if the process dies
+    /// before its memtable is flushed.
+    pub fn disable_wal(&mut self, v: bool) {
+        self.disable_wal = v;
+    }
+    /// Fail with [`Error::WriteStall`] instead of waiting during a stall.
+    pub fn set_no_slowdown(&mut self, v: bool) {
+        self.no_slowdown = v;
+    }
+}
+
+/// Options of one read.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, ReadOptions};
+///
+/// let db = DB::open_default(dir.path()).unwrap();
+/// db.put(b"k", b"v1").unwrap();
+/// let snap = db.snapshot();
+/// db.put(b"k", b"v2").unwrap();
+/// let mut ro = ReadOptions::default();
+/// ro.set_snapshot(&snap);
+/// assert_eq!(db.get_opt(b"k", &ro).unwrap().as_deref(), Some(&b"v1"[..]));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    pub(crate) snapshot: Option<u64>,
+}
+
+impl ReadOptions {
+    /// Read as of `snapshot`.
+    pub fn set_snapshot(&mut self, snapshot: &crate::Snapshot<'_>) {
+        self.snapshot = Some(snapshot.sequence());
+    }
+}

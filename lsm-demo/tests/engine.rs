@@ -1,0 +1,464 @@
+//! The engine against a model, across reopen, flush and compaction, and with
+//! many writers.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use lsm_demo::{
+    DB, Direction, Error, IteratorMode, MemtableKind, Options, WriteBatch, WriteOptions,
+};
+use proptest::prelude::*;
+
+fn small_opts(kind: MemtableKind) -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_write_buffer_size(64 << 10);
+    o.set_memtable_kind(kind);
+    o.set_level_zero_file_num_compaction_trigger(2);
+    o.set_target_file_size_base(64 << 10);
+    o
+}
+
+fn scan(db: &DB) -> Vec<(Vec<u8>, Vec<u8>)> {
+    db.iterator(IteratorMode::Start)
+        .map(|kv| {
+            let (k, v) = kv.expect("iteration");
+            (k.into_vec(), v.into_vec())
+        })
+        .collect()
+}
+
+fn scan_reverse(db: &DB) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut v: Vec<_> = db
+        .iterator(IteratorMode::End)
+        .map(|kv| {
+            let (k, v) = kv.expect("iteration");
+            (k.into_vec(), v.into_vec())
+        })
+        .collect();
+    v.reverse();
+    v
+}
+
+fn model_pairs(m: &BTreeMap<Vec<u8>, Vec<u8>>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put(u8, u16),
+    Delete(u8),
+    Batch(Vec<(u8, Option<u16>)>),
+    Get(u8),
+    Seek(u8),
+    SeekForPrev(u8),
+    Flush,
+    Reopen,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (any::<u8>(), any::<u16>()).prop_map(|(k, v)| Op::Put(k, v)),
+        2 => any::<u8>().prop_map(Op::Delete),
+        1 => prop::collection::vec((any::<u8>(), prop::option::of(any::<u16>())), 1..6).prop_map(Op::Batch),
+        3 => any::<u8>().prop_map(Op::Get),
+        1 => any::<u8>().prop_map(Op::Seek),
+        1 => any::<u8>().prop_map(Op::SeekForPrev),
+        1 => Just(Op::Flush),
+        1 => Just(Op::Reopen),
+    ]
+}
+
+fn key(k: u8) -> Vec<u8> {
+    format!("key{k:03}").into_bytes()
+}
+
+fn value(v: u16) -> Vec<u8> {
+    // Values of varied length, so blocks split at different places.
+    let mut out = format!("value{v}").into_bytes();
+    out.resize(8 + (v as usize % 300), b'x');
+    out
+}
+
+fn run_model(ops: Vec<Op>, kind: MemtableKind) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = small_opts(kind);
+    o.set_write_buffer_size(64 << 10);
+    let mut db = DB::open(&o, dir.path()).unwrap();
+    let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    for op in ops {
+        match op {
+            Op::Put(k, v) => {
+                db.put(key(k), value(v)).unwrap();
+                model.insert(key(k), value(v));
+            }
+            Op::Delete(k) => {
+                db.delete(key(k)).unwrap();
+                model.remove(&key(k));
+            }
+            Op::Batch(entries) => {
+                let mut b = WriteBatch::new();
+                for (k, v) in entries {
+                    match v {
+                        Some(v) => {
+                            b.put(key(k), value(v));
+                            model.insert(key(k), value(v));
+                        }
+                        None => {
+                            b.delete(key(k));
+                            model.remove(&key(k));
+                        }
+                    }
+                }
+                db.write(b).unwrap();
+            }
+            Op::Get(k) => assert_eq!(db.get(key(k)).unwrap(), model.get(&key(k)).cloned()),
+            Op::Seek(k) => {
+                let mut it = db.raw_iterator();
+                it.seek(key(k));
+                let want = model.range(key(k)..).next();
+                assert_eq!(it.key(), want.map(|(k, _)| &k[..]));
+                if it.valid() {
+                    it.prev();
+                    let want = model.range(..key(k)).next_back();
+                    assert_eq!(it.key(), want.map(|(k, _)| &k[..]));
+                }
+            }
+            Op::SeekForPrev(k) => {
+                let mut it = db.raw_iterator();
+                it.seek_for_prev(key(k));
+                let want = model.range(..=key(k)).next_back();
+                assert_eq!(it.key(), want.map(|(k, _)| &k[..]));
+                assert_eq!(it.value(), want.map(|(_, v)| &v[..]));
+                if it.valid() {
+                    it.next();
+                    let want = model
+                        .range((
+                            std::ops::Bound::Excluded(key(k)),
+                            std::ops::Bound::Unbounded,
+                        ))
+                        .next();
+                    assert_eq!(it.key(), want.map(|(k, _)| &k[..]));
+                }
+            }
+            Op::Flush => db.flush().unwrap(),
+            Op::Reopen => {
+                drop(db);
+                db = DB::open(&o, dir.path()).unwrap();
+            }
+        }
+    }
+    assert_eq!(scan(&db), model_pairs(&model));
+    assert_eq!(scan_reverse(&db), model_pairs(&model));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn matches_a_btreemap_skiplist(ops in prop::collection::vec(op(), 1..300)) {
+        run_model(ops, MemtableKind::SkipList);
+    }
+
+    #[test]
+    fn matches_a_btreemap_vector(ops in prop::collection::vec(op(), 1..300)) {
+        run_model(ops, MemtableKind::Vector);
+    }
+}
+
+#[test]
+fn snapshots_see_a_fixed_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&small_opts(MemtableKind::SkipList), dir.path()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.put(b"b", b"1").unwrap();
+    let snap = db.snapshot();
+    db.put(b"a", b"2").unwrap();
+    db.delete(b"b").unwrap();
+    db.put(b"c", b"2").unwrap();
+    // Push the old versions through flush and compaction: the snapshot must
+    // keep them alive.
+    for round in 0..3 {
+        for i in 0..2000u32 {
+            db.put(format!("fill{round}-{i:05}"), [7u8; 64]).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    assert_eq!(snap.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(snap.get(b"b").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(snap.get(b"c").unwrap(), None);
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(db.get(b"b").unwrap(), None);
+    let snap_keys: Vec<_> = snap
+        .iterator(IteratorMode::From(b"a", Direction::Forward))
+        .take(2)
+        .map(|kv| kv.unwrap().0.into_vec())
+        .collect();
+    assert_eq!(snap_keys, [b"a".to_vec(), b"b".to_vec()]);
+}
+
+#[test]
+fn recovers_after_drop_without_flush() {
+    for kind in [MemtableKind::SkipList, MemtableKind::Vector] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = small_opts(kind);
+        {
+            let db = DB::open(&o, dir.path()).unwrap();
+            for i in 0..500u32 {
+                db.put(format!("k{i:04}"), format!("v{i}")).unwrap();
+            }
+            db.delete(b"k0007").unwrap();
+        }
+        let db = DB::open(&o, dir.path()).unwrap();
+        assert_eq!(db.get(b"k0003").unwrap().as_deref(), Some(&b"v3"[..]));
+        assert_eq!(db.get(b"k0007").unwrap(), None);
+        assert_eq!(scan(&db).len(), 499);
+        // Sequences continue after recovery: a new write wins over the old.
+        db.put(b"k0003", b"new").unwrap();
+        drop(db);
+        let db = DB::open(&o, dir.path()).unwrap();
+        assert_eq!(db.get(b"k0003").unwrap().as_deref(), Some(&b"new"[..]));
+    }
+}
+
+#[test]
+fn recovers_after_flush_and_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = small_opts(MemtableKind::SkipList);
+    let mut model = BTreeMap::new();
+    {
+        let db = DB::open(&o, dir.path()).unwrap();
+        for round in 0..6u32 {
+            for i in 0..1500u32 {
+                let k = format!("k{:05}", (i * 7 + round * 13) % 4000).into_bytes();
+                if i % 11 == 0 {
+                    db.delete(&k).unwrap();
+                    model.remove(&k);
+                } else {
+                    let v = format!("r{round}-{i}").into_bytes();
+                    db.put(&k, &v).unwrap();
+                    model.insert(k, v);
+                }
+            }
+            db.flush().unwrap();
+        }
+        let stats = db.stats();
+        assert!(
+            stats.level_files[1] > 0,
+            "compaction produced level-1 files: {stats:?}"
+        );
+        assert_eq!(scan(&db), model_pairs(&model));
+    }
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert_eq!(scan(&db), model_pairs(&model));
+    assert_eq!(scan_reverse(&db), model_pairs(&model));
+    for (k, v) in model.iter().step_by(37) {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+    }
+}
+
+fn log_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn corrupt_log_tail_is_dropped_or_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = small_opts(MemtableKind::SkipList);
+    {
+        let db = DB::open(&o, dir.path()).unwrap();
+        for i in 0..100u32 {
+            db.put(format!("k{i:03}"), b"v").unwrap();
+        }
+    }
+    let log = log_files(dir.path()).pop().unwrap();
+    let mut bytes = std::fs::read(&log).unwrap();
+    let n = bytes.len();
+    bytes[n - 3] ^= 0x5a; // damage the last record
+    std::fs::write(&log, &bytes).unwrap();
+
+    let mut strict = o.clone();
+    strict.set_wal_recovery_mode(lsm_demo::wal::RecoveryMode::Fail);
+    match DB::open(&strict, dir.path()) {
+        Err(Error::Corruption(m)) => assert!(m.contains(".log"), "{m}"),
+        other => panic!("expected a corruption error, got {other:?}"),
+    }
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert_eq!(db.get(b"k000").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.get(b"k098").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(
+        db.get(b"k099").unwrap(),
+        None,
+        "the damaged last write is dropped"
+    );
+}
+
+#[test]
+fn corrupt_table_block_is_detected() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = small_opts(MemtableKind::SkipList);
+    {
+        let db = DB::open(&o, dir.path()).unwrap();
+        for i in 0..2000u32 {
+            db.put(format!("k{i:05}"), [b'v'; 40]).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let sst = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "sst"))
+        .unwrap();
+    let mut bytes = std::fs::read(&sst).unwrap();
+    bytes[100] ^= 0xff; // inside the first data block
+    std::fs::write(&sst, &bytes).unwrap();
+    let db = DB::open(&o, dir.path()).unwrap();
+    let results: Vec<_> = db.iterator(IteratorMode::Start).collect();
+    assert!(
+        results
+            .iter()
+            .any(|r| matches!(r, Err(Error::Corruption(_)))),
+        "a scan reports the damaged block"
+    );
+    assert!(matches!(db.get(b"k00000"), Err(Error::Corruption(_))));
+}
+
+#[test]
+fn concurrent_sync_writers_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = small_opts(MemtableKind::SkipList);
+    let db = Arc::new(DB::open(&o, dir.path()).unwrap());
+    let per_thread = 200u32;
+    std::thread::scope(|s| {
+        for t in 0..8u32 {
+            let db = &db;
+            s.spawn(move || {
+                let mut wo = WriteOptions::default();
+                wo.set_sync(true);
+                for i in 0..per_thread {
+                    db.put_opt(format!("t{t}-{i:04}"), format!("{t}:{i}"), &wo)
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let stats = db.stats();
+    assert!(stats.write_group.members >= 8 * per_thread as u64);
+    drop(db);
+    let db = DB::open(&o, dir.path()).unwrap();
+    for t in 0..8u32 {
+        for i in 0..per_thread {
+            assert_eq!(
+                db.get(format!("t{t}-{i:04}")).unwrap(),
+                Some(format!("{t}:{i}").into_bytes())
+            );
+        }
+    }
+}
+
+/// Runs the same multi-threaded workload with parallel and with serial
+/// memtable inserts; the final states must agree.
+#[test]
+fn parallel_and_serial_memtable_paths_agree() {
+    let mut states = Vec::new();
+    for (kind, concurrent, unordered) in [
+        (MemtableKind::SkipList, true, false),
+        (MemtableKind::SkipList, false, false),
+        (MemtableKind::SkipList, true, true),
+        (MemtableKind::Vector, true, false),
+        (MemtableKind::Vector, false, false),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = small_opts(kind);
+        o.set_write_buffer_size(1 << 20);
+        o.set_allow_concurrent_memtable_write(concurrent);
+        o.set_unordered_write(unordered);
+        let db = DB::open(&o, dir.path()).unwrap();
+        std::thread::scope(|s| {
+            for t in 0..6u32 {
+                let db = &db;
+                s.spawn(move || {
+                    for i in 0..400u32 {
+                        let mut b = WriteBatch::new();
+                        // Threads write disjoint keys, so the final state is
+                        // independent of interleaving.
+                        b.put(format!("{t}-{i:04}"), format!("{i}"));
+                        if i % 5 == 0 {
+                            b.delete(format!("{t}-{:04}", i / 2));
+                        }
+                        db.write(b).unwrap();
+                    }
+                });
+            }
+        });
+        states.push(scan(&db));
+    }
+    assert!(!states[0].is_empty());
+    for s in &states[1..] {
+        assert_eq!(s, &states[0]);
+    }
+}
+
+#[test]
+fn bad_input_gets_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    assert!(matches!(
+        DB::open_default(&file),
+        Err(Error::NotADirectory(_))
+    ));
+    let missing = dir.path().join("missing");
+    assert!(matches!(
+        DB::open(&Options::default(), &missing),
+        Err(Error::NotFound(_))
+    ));
+    let mut bad = Options::default();
+    bad.create_if_missing(true);
+    bad.set_write_buffer_size(10);
+    assert!(matches!(
+        DB::open(&bad, dir.path().join("db")),
+        Err(Error::InvalidArgument(_))
+    ));
+
+    let path = dir.path().join("db");
+    let db = DB::open_default(&path).unwrap();
+    assert!(matches!(DB::open_default(&path), Err(Error::Locked(_))));
+    let huge_key = vec![0u8; lsm_demo::MAX_KEY_LEN + 1];
+    assert!(matches!(
+        db.put(&huge_key, b"v"),
+        Err(Error::InvalidArgument(_))
+    ));
+    db.put(b"", b"empty keys are allowed").unwrap();
+    assert_eq!(
+        db.get(b"").unwrap().as_deref(),
+        Some(&b"empty keys are allowed"[..])
+    );
+    drop(db);
+    assert!(
+        DB::open_default(&path).is_ok(),
+        "the lock is released on drop"
+    );
+}
+
+#[test]
+fn unlogged_writes_survive_a_clean_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = small_opts(MemtableKind::Vector);
+    {
+        let db = DB::open(&o, dir.path()).unwrap();
+        let mut wo = WriteOptions::default();
+        wo.disable_wal(true);
+        for i in 0..100u32 {
+            db.put_opt(format!("k{i}"), b"v", &wo).unwrap();
+        }
+    }
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert_eq!(scan(&db).len(), 100);
+}
