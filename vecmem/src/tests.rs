@@ -374,3 +374,12 @@ fn debug_output_names_the_state() {
     let writer = mem.writer();
     assert!(format!("{writer:?}").contains("pending: 0"));
 }
+
+#[test]
+fn handles_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<VecMem>();
+    send_sync::<Cursor<'static, BytewiseComparator>>();
+    send_sync::<ArcCursor>();
+    send_sync::<Writer<'static, BytewiseComparator>>();
+}

@@ -11,9 +11,9 @@ use crate::{Comparator, VecMem};
 /// [`insert`](Writer::insert) copies the entry into the memtable's arena and
 /// keeps a pointer in this writer's own buffer; no lock is taken. The batch
 /// becomes visible, all at once, on [`finish`](Writer::finish) or on drop.
-/// Make one per batch per thread: a writer is `Send` but not `Sync`, and
-/// entries of concurrent writers interleave in the shared vector in the order
-/// their batches finish (which is irrelevant once sorted).
+/// Make one per batch per thread (`insert` takes `&mut self`). Batches of
+/// concurrent writers land in the shared vector in the order they finish,
+/// which no reader can observe: readers see the vector sorted.
 ///
 /// # Panics
 ///
