@@ -266,6 +266,7 @@ fn unwinding_writer_of_frozen_memtable_does_not_abort() {
 fn panicking_comparator_loses_no_entry() {
     let fuse = std::sync::atomic::AtomicBool::new(true);
     let cmp = |a: &[u8], b: &[u8]| {
+        // Relaxed: one thread sorts; only the flag's own value matters.
         if fuse.swap(false, std::sync::atomic::Ordering::Relaxed) {
             panic!("comparator failed");
         }

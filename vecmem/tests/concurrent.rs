@@ -146,6 +146,7 @@ fn readers_during_writes_see_whole_batches_and_monotone_len() {
                 let mut last_len = 0;
                 let mut last_memory = 0;
                 let mut rounds = 0;
+                // Acquire: pairs with the Release below; only ends the loop.
                 while !done.load(std::sync::atomic::Ordering::Acquire) || rounds < 2 {
                     rounds += 1;
                     let len = mem.len();
@@ -175,6 +176,7 @@ fn readers_during_writes_see_whole_batches_and_monotone_len() {
         for w in writers {
             w.join().unwrap();
         }
+        // Release: pairs with the readers' Acquire; the writers are joined.
         done.store(true, std::sync::atomic::Ordering::Release);
     });
     let full = BATCHES - BATCHES / 4;
