@@ -81,3 +81,8 @@ pub use batch::{BatchOp, WriteBatch};
 pub use db::{DB, DBIterator, DBRawIterator, DbStats, Direction, IteratorMode, KvPair, Snapshot};
 pub use error::{Error, Result};
 pub use options::{MAX_KEY_LEN, MAX_VALUE_LEN, MemtableKind, Options, ReadOptions, WriteOptions};
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
