@@ -1521,11 +1521,12 @@ fn build_table(
 }
 
 fn prepare_dir(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
-    match std::fs::metadata(dir) {
-        Ok(m) if !m.is_dir() => return Err(Error::NotADirectory(dir.to_path_buf())),
-        Ok(_) => return Ok(()),
-        Err(_) if fs.exists(dir) => return Ok(()),
-        Err(_) => {}
+    // Through `fs` only: a custom file system must not see the real disk.
+    if fs.is_dir(dir) {
+        return Ok(());
+    }
+    if fs.exists(dir) {
+        return Err(Error::NotADirectory(dir.to_path_buf()));
     }
     if !opts.create_if_missing {
         return Err(Error::NotFound(dir.to_path_buf()));
