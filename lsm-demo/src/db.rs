@@ -504,7 +504,8 @@ impl DB {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] for keys over [`MAX_KEY_LEN`] or values
-    /// over [`MAX_VALUE_LEN`] (nothing of the batch is written);
+    /// over [`MAX_VALUE_LEN`] (nothing of the batch is written), and for
+    /// `sync` together with `disable_wal`;
     /// [`Error::WriteStall`] for `no_slowdown` writes during a stall;
     /// [`Error::Io`] when the log write failed (the batch is not applied and
     /// the database turns read-only: reopen it).
@@ -519,6 +520,13 @@ impl DB {
             return Err(Error::InvalidArgument(format!(
                 "value of {v} bytes exceeds {MAX_VALUE_LEN}"
             )));
+        }
+        if wo.sync && wo.disable_wal {
+            // Nothing would be synced: acknowledging the write as durable
+            // would be a lie (RocksDB refuses the same combination).
+            return Err(Error::InvalidArgument(
+                "a sync write needs the log (disable_wal is set)".into(),
+            ));
         }
         if batch.is_empty() {
             return Ok(());
