@@ -1099,6 +1099,13 @@ impl Shared {
     /// Freezes the mutable memtable and starts a new one with a new log.
     /// The caller holds the write group's unbatched entry.
     fn switch_memtable(&self, mut st: MutexGuard<'_, State>) -> Result<()> {
+        // After a failed log write (the lead step closes the log and sets
+        // the background error before any later group or unbatched entry
+        // runs), a fresh log would take writes that already passed
+        // `check_bg_error` and wait in the queue: they would be acknowledged
+        // and reuse the failed group's sequence numbers, which a whole
+        // failed record (a failed sync) still holds on replay.
+        self.check_bg_error()?;
         let number = st.manifest.next_file_number;
         st.manifest.next_file_number += 1;
         let file = self
