@@ -252,8 +252,13 @@ struct AbortOnUnwind;
 
 impl Drop for AbortOnUnwind {
     fn drop(&mut self) {
-        eprintln!("write-group: internal panic while a writer was queued; aborting");
-        std::process::abort();
+        // Under loom a panic here is a model failure (say, a race loom
+        // caught): let it reach loom, which stops the execution and reports.
+        #[cfg(not(loom))]
+        {
+            eprintln!("write-group: internal panic while a writer was queued; aborting");
+            std::process::abort();
+        }
     }
 }
 
@@ -423,24 +428,14 @@ impl<T, C> WriteGroup<T, C> {
         no_slowdown: bool,
         ignore_stall: bool,
     ) -> Result<bool, ()> {
-        // Relaxed: only a guess for the CAS below, which checks it.
-        let mut word = self.newest.load(Relaxed);
+        // Guess an idle queue: the CAS checks the guess, and a new waiter's
+        // `link_older` is already null.
+        let mut word = ptr::null_mut::<Waiter<T>>();
         loop {
-            if is_stalled(word) && !ignore_stall {
-                if no_slowdown {
-                    return Err(());
-                }
-                self.wait_for_stall_release();
-                // Relaxed: as above.
-                word = self.newest.load(Relaxed);
-                continue;
-            }
-            // SAFETY: `waiter` is our own, not yet shared. Relaxed: published
-            // by the Release CAS below.
-            unsafe { (*waiter).link_older.store(untagged(word), Relaxed) };
             // AcqRel: Release publishes our node to the leader that acquires
             // the head; Acquire, when the queue was empty, pairs with the
             // previous group's Release detach so we see it published.
+            // Relaxed on failure: the value is only the next guess.
             match self.newest.compare_exchange_weak(
                 word,
                 tagged_like(waiter, word),
@@ -450,6 +445,17 @@ impl<T, C> WriteGroup<T, C> {
                 Ok(_) => return Ok(untagged(word).is_null()),
                 Err(actual) => word = actual,
             }
+            while is_stalled(word) && !ignore_stall {
+                if no_slowdown {
+                    return Err(());
+                }
+                self.wait_for_stall_release();
+                // Relaxed: a guess, as above.
+                word = self.newest.load(Relaxed);
+            }
+            // SAFETY: `waiter` is our own, not yet shared. Relaxed: published
+            // by the Release CAS.
+            unsafe { (*waiter).link_older.store(untagged(word), Relaxed) };
         }
     }
 
@@ -482,45 +488,60 @@ impl<T, C> WriteGroup<T, C> {
         if state & goals != 0 {
             return state;
         }
-        self.await_state_slow(futex, goals, credit)
+        self.await_state_slow(futex, goals, credit, state)
     }
 
     #[cold]
-    fn await_state_slow(&self, futex: &OwnedFutex, goals: u32, credit: &YieldCredit) -> u32 {
+    fn await_state_slow(
+        &self,
+        futex: &OwnedFutex,
+        goals: u32,
+        credit: &YieldCredit,
+        mut state: u32,
+    ) -> u32 {
         for _ in 0..self.options.spin_count {
             sync::spin_loop();
             // Acquire: as in `await_state`.
-            let state = futex.state.load(Acquire);
+            state = futex.state.load(Acquire);
             if state & goals != 0 {
                 self.counters.spin_success();
                 return state;
             }
         }
         #[cfg(not(loom))]
-        if let Some(state) = self.yield_phase(futex, goals, credit) {
-            self.counters.yield_success();
-            return state;
+        match self.yield_phase(futex, goals, credit) {
+            Ok(state) => {
+                self.counters.yield_success();
+                return state;
+            }
+            Err(Some(last_seen)) => state = last_seen,
+            Err(None) => {}
         }
         #[cfg(loom)]
         let _ = credit;
-        self.sleep_until(futex, goals)
+        self.sleep_until(futex, goals, state)
     }
 
-    /// The adaptive yield phase: `Some(state)` if the goal came while
-    /// yielding.
+    /// The adaptive yield phase: `Ok(state)` if the goal came while
+    /// yielding, else the last state seen, if it looked.
     #[cfg(not(loom))]
-    fn yield_phase(&self, futex: &OwnedFutex, goals: u32, credit: &YieldCredit) -> Option<u32> {
+    fn yield_phase(
+        &self,
+        futex: &OwnedFutex,
+        goals: u32,
+        credit: &YieldCredit,
+    ) -> Result<u32, Option<u32>> {
         use std::time::{Duration, Instant};
         /// Slow yields (another thread ran) that end the phase early.
         const MAX_SLOW_YIELDS: u32 = 3;
 
         let options = &self.options;
         if options.max_yield_usec == 0 {
-            return None;
+            return Err(None);
         }
         let sampled = options.adaptive_yield && YieldCredit::sample();
         if options.adaptive_yield && !sampled && !credit.favourable() {
-            return None;
+            return Err(None);
         }
         let budget = Duration::from_micros(options.max_yield_usec.into());
         let slow = Duration::from_micros(options.slow_yield_usec.into());
@@ -533,7 +554,7 @@ impl<T, C> WriteGroup<T, C> {
             // Acquire: as in `await_state`.
             let state = futex.state.load(Acquire);
             if state & goals != 0 {
-                break Some(state);
+                break Ok(state);
             }
             let now = Instant::now();
             // A clock too coarse to see the yield counts as slow.
@@ -541,46 +562,49 @@ impl<T, C> WriteGroup<T, C> {
                 slow_yields += 1;
                 if slow_yields >= MAX_SLOW_YIELDS {
                     update_credit = true;
-                    break None;
+                    break Err(Some(state));
                 }
             }
             if now - start > budget {
-                break None;
+                break Err(Some(state));
             }
             yield_start = now;
         };
         if options.adaptive_yield && update_credit {
-            credit.record(outcome.is_some());
+            credit.record(outcome.is_ok());
         }
         outcome
     }
 
-    /// Sleeps on our futex until the state has a bit of `goals`.
-    fn sleep_until(&self, futex: &OwnedFutex, goals: u32) -> u32 {
+    /// Sleeps on our futex until the state has a bit of `goals`; `state` is
+    /// the last value seen.
+    fn sleep_until(&self, futex: &OwnedFutex, goals: u32, mut state: u32) -> u32 {
         let mut counted = false;
-        loop {
-            // Acquire: as in `await_state`.
-            let state = futex.state.load(Acquire);
-            if state & goals != 0 {
-                return state;
-            }
+        while state & goals == 0 {
             if state & SLEEPING == 0 {
                 // Relaxed: only announces that we sleep; the state we act on
-                // is re-read with Acquire. Failure: the state moved on.
-                if futex
+                // is re-read with Acquire.
+                match futex
                     .state
                     .compare_exchange(state, state | SLEEPING, Relaxed, Relaxed)
-                    .is_err()
                 {
-                    continue;
+                    Ok(_) => state |= SLEEPING,
+                    Err(_) => {
+                        // Acquire: as in `await_state`.
+                        state = futex.state.load(Acquire);
+                        continue;
+                    }
                 }
             }
             if !counted {
                 counted = true;
                 self.counters.futex_sleep();
             }
-            futex.wait(state | SLEEPING);
+            futex.wait(state);
+            // Acquire: as in `await_state`.
+            state = futex.state.load(Acquire);
         }
+        state
     }
 
     /// Fills in `link_newer` from `from` down towards `stop`, until it meets
@@ -653,13 +677,14 @@ impl<T, C> WriteGroup<T, C> {
     /// The caller leads (or exits the group `last` ends), and every writer
     /// linked so far below the head is consistent with `link_newer_chain`.
     unsafe fn detach_or_next(&self, last: *const Waiter<T>) -> *const Waiter<T> {
-        // Acquire: if writers arrived, we walk their links below.
-        let mut word = self.newest.load(Acquire);
+        // Guess that nobody queued behind `last` and no stall is on; the CAS
+        // checks the guess.
+        let mut word = last.cast_mut();
         while untagged(word).cast_const() == last {
             let empty = word.map_addr(|addr| addr & STALL_TAG);
             // Release: the next writer to find the queue empty acquires this
-            // in `link` and sees our group published. Acquire on failure: as
-            // above.
+            // in `link` and sees our group published. Acquire on failure: if
+            // writers arrived, we walk their links below.
             match self
                 .newest
                 .compare_exchange_weak(word, empty, Release, Acquire)
@@ -827,8 +852,6 @@ where
     /// the parallel apply) and exits. Returns a panic owed to this thread.
     fn lead(&self, commit: &C, node: &Node<T, C>) -> Option<Panic> {
         let me = node.as_waiter();
-        // Relaxed: only this thread reads its own state now.
-        node.waiter.futex.state.store(LEADER, Relaxed);
         // SAFETY: we lead.
         let (formed, compatible_panic) = unsafe { self.form_group(commit, me) };
         self.counters.group(formed.len);
@@ -917,6 +940,9 @@ where
             (ptr::null::<Waiter<T>>(), ptr::null::<Waiter<T>>());
         let mut stalled_out = ptr::null_mut::<Waiter<T>>();
         let mut rest = ptr::null::<Waiter<T>>();
+        // Until a writer is left out, the queue's links already describe
+        // the group and need no writes.
+        let mut rewired = false;
         // SAFETY: see above.
         let mut next = unsafe { (*me).link_newer.load(Relaxed).cast_const() };
         while !next.is_null() {
@@ -934,6 +960,7 @@ where
                 break;
             }
             if stalled && w.no_slowdown {
+                rewired = true;
                 w.link_older.store(stalled_out, Relaxed);
                 stalled_out = waiter.cast_mut();
                 continue;
@@ -949,13 +976,16 @@ where
                     }
                 };
             if compatible {
-                w.link_older.store(formed.last.cast_mut(), Relaxed);
-                // SAFETY: see above.
-                unsafe { (*formed.last).link_newer.store(waiter.cast_mut(), Relaxed) };
+                if rewired {
+                    w.link_older.store(formed.last.cast_mut(), Relaxed);
+                    // SAFETY: see above.
+                    unsafe { (*formed.last).link_newer.store(waiter.cast_mut(), Relaxed) };
+                }
                 formed.last = waiter;
                 formed.len += 1;
                 formed.bytes += w.size;
             } else {
+                rewired = true;
                 w.link_older.store(excluded_last.cast_mut(), Relaxed);
                 if excluded_last.is_null() {
                     excluded_first = waiter;
@@ -976,6 +1006,9 @@ where
         } else {
             excluded_first
         };
+        if !rewired {
+            return (formed, panic);
+        }
         // SAFETY: see above.
         unsafe {
             (*formed.last)

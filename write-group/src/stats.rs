@@ -139,6 +139,7 @@ impl Counters {
     }
 
     #[inline]
+    #[cfg_attr(loom, allow(dead_code))] // no yield phase under loom
     pub(crate) fn yield_success(&self) {
         bump(&self.yield_successes, 1);
     }

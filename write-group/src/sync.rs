@@ -89,13 +89,19 @@ impl OwnedFutex {
     }
 
     /// Sleeps while the word holds `expected`. May return spuriously; only the
-    /// owner calls it.
+    /// owner calls it, with a value it saw there.
+    ///
+    /// Under loom this is a bare `park`: every change away from a sleeping
+    /// value is followed by an `unpark` of the owner, and a park token
+    /// remembers an unpark that came first, which is what the futex's value
+    /// check gives (without an extra load for loom to branch on).
     #[inline]
     pub(crate) fn wait(&self, expected: u32) {
         #[cfg(not(loom))]
         atomic_wait::wait(&self.state, expected);
         #[cfg(loom)]
-        if self.state.load(std::sync::atomic::Ordering::SeqCst) == expected {
+        {
+            let _ = expected;
             loom::thread::park();
         }
     }
