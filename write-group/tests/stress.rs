@@ -1,0 +1,350 @@
+//! Multi-threaded stress tests with invariant checks: 32 threads, thousands
+//! of writes each, sleeping on futexes with spinning and yielding off (so a
+//! lost wake-up hangs, and the watchdog turns the hang into a failure).
+#![cfg(not(loom))]
+
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use write_group::{Commit, FanOut, GroupMembers, Lead, Options, Stats, WriteError, WriteGroup};
+
+const THREADS: usize = 32;
+/// Far longer than any healthy run; only a hang gets there.
+const WATCHDOG: Duration = Duration::from_secs(300);
+
+#[derive(Debug, Default)]
+struct Write {
+    thread: usize,
+    index: usize,
+    size: usize,
+    sync: bool,
+    no_slowdown: bool,
+    sequence: u64,
+}
+
+/// An engine stand-in that checks the group protocol's promises.
+struct Engine {
+    options: Options,
+    /// Written with plain loads and stores by `lead`: overlapping groups would
+    /// hand out a sequence number twice, which `apply` catches.
+    last_sequence: AtomicU64,
+    /// Published sequence: `publish` checks groups arrive contiguous and in
+    /// order.
+    visible: AtomicU64,
+    /// How often each sequence number was applied.
+    applied: Vec<AtomicU32>,
+    /// Set from `lead` to `publish` (or a failed `lead`): no unbatched entry
+    /// may see it set.
+    group_in_flight: AtomicBool,
+    /// Fail every group whose leader's index is a multiple of this.
+    fail_every: usize,
+    failed_groups: AtomicUsize,
+}
+
+impl Engine {
+    fn new(options: Options, writes: usize, fail_every: usize) -> Self {
+        Self {
+            options,
+            last_sequence: AtomicU64::new(0),
+            visible: AtomicU64::new(0),
+            applied: (0..=writes).map(|_| AtomicU32::new(0)).collect(),
+            group_in_flight: AtomicBool::new(false),
+            fail_every,
+            failed_groups: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Commit<Write> for Engine {
+    type Token = (u64, u64);
+    type Error = usize;
+
+    fn size(&self, write: &Write) -> usize {
+        write.size
+    }
+
+    fn no_slowdown(&self, write: &Write) -> bool {
+        write.no_slowdown
+    }
+
+    fn compatible(&self, leader: &Write, other: &Write) -> bool {
+        leader.sync || !other.sync
+    }
+
+    fn lead(&self, group: &mut GroupMembers<'_, Write>) -> Result<Lead<(u64, u64)>, usize> {
+        assert!(
+            !self.group_in_flight.swap(true, Acquire),
+            "two groups in flight"
+        );
+        let leader = group.leader();
+        if !leader.sync {
+            assert!(
+                group.iter().all(|w| !w.sync),
+                "a sync write joined a non-sync leader"
+            );
+        }
+        let eighth = self.options.max_group_bytes / 8;
+        let cap = if leader.size <= eighth {
+            leader.size + eighth
+        } else {
+            self.options.max_group_bytes
+        };
+        assert!(
+            group.len() == 1 || group.bytes() <= cap,
+            "group of {} bytes over its cap {cap}",
+            group.bytes()
+        );
+        assert!(group.len() <= self.options.max_group_members);
+        if leader.index.is_multiple_of(self.fail_every) {
+            self.failed_groups.fetch_add(1, Relaxed);
+            self.group_in_flight.store(false, Release);
+            return Err(leader.thread);
+        }
+        // Relaxed: only one group is ever here, which is what this checks.
+        let first = self.last_sequence.load(Relaxed) + 1;
+        let mut sequence = first;
+        for write in group.iter_mut() {
+            write.sequence = sequence;
+            sequence += 1;
+        }
+        let last = sequence - 1;
+        self.last_sequence.store(last, Relaxed);
+        let token = (first, last);
+        Ok(if first % 3 == 0 {
+            Lead::serial(token)
+        } else {
+            Lead::parallel(token)
+        })
+    }
+
+    fn apply(&self, write: &mut Write, &(first, last): &(u64, u64)) {
+        assert!((first..=last).contains(&write.sequence));
+        let before = self.applied[write.sequence as usize].fetch_add(1, Relaxed);
+        assert_eq!(before, 0, "sequence {} applied twice", write.sequence);
+    }
+
+    fn publish(&self, (first, last): (u64, u64)) {
+        for sequence in first..=last {
+            // Relaxed: the write group orders every apply before publish.
+            assert_eq!(
+                self.applied[sequence as usize].load(Relaxed),
+                1,
+                "published before applied"
+            );
+        }
+        let visible = self.visible.load(Relaxed);
+        assert_eq!(first, visible + 1, "groups published out of order");
+        self.visible.store(last, Release);
+        self.group_in_flight.store(false, Release);
+    }
+}
+
+/// Runs `body` on its own thread and fails if it does not finish within the
+/// watchdog's time: a lost wake-up shows up as a hang.
+fn with_watchdog<R: Send + 'static>(name: &str, body: impl FnOnce() -> R + Send + 'static) -> R {
+    let (done, finished) = mpsc::channel();
+    let worker = thread::spawn(move || {
+        let result = body();
+        let _ = done.send(());
+        result
+    });
+    match finished.recv_timeout(WATCHDOG) {
+        Ok(()) => worker.join().unwrap(),
+        // The body panicked: report its panic.
+        Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
+            Ok(_) => unreachable!("the body sends before it returns"),
+            Err(panic) => std::panic::resume_unwind(panic),
+        },
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{name}: no progress for {WATCHDOG:?}: lost wake-up?")
+        }
+    }
+}
+
+/// 32 threads each submit `writes` random writes; returns the stats after
+/// checking that every successful write was applied exactly once and is
+/// visible, and that groups were published contiguously in order.
+fn hammer(options: Options, writes: usize, fail_every: usize) -> Stats {
+    let engine = std::sync::Arc::new(Engine::new(options.clone(), THREADS * writes, fail_every));
+    let group = std::sync::Arc::new(WriteGroup::new(options));
+    let (engine2, group2) = (engine.clone(), group.clone());
+    let failed_writes = with_watchdog("hammer", move || {
+        thread::scope(|s| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|thread| {
+                    let (engine, group) = (&*engine2, &*group2);
+                    s.spawn(move || {
+                        let mut rng = SmallRng::seed_from_u64(thread as u64);
+                        let mut failed = 0;
+                        let mut last_sequence = 0;
+                        for index in 1..=writes {
+                            let write = Write {
+                                thread,
+                                index,
+                                size: rng.random_range(1..400),
+                                sync: rng.random_ratio(1, 4),
+                                ..Write::default()
+                            };
+                            match group.write(engine, write) {
+                                Ok(write) => {
+                                    assert!(
+                                        write.sequence > last_sequence,
+                                        "a thread's writes in order"
+                                    );
+                                    last_sequence = write.sequence;
+                                    assert!(
+                                        engine.visible.load(Acquire) >= write.sequence,
+                                        "returned but not visible"
+                                    );
+                                }
+                                Err(WriteError::Group(leader_thread)) => {
+                                    assert!(leader_thread < THREADS);
+                                    failed += 1;
+                                }
+                                Err(other) => panic!("unexpected {other:?}"),
+                            }
+                        }
+                        failed
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .sum::<usize>()
+        })
+    });
+    let applied = engine
+        .applied
+        .iter()
+        .filter(|count| count.load(Relaxed) == 1)
+        .count();
+    assert_eq!(applied as u64, engine.visible.load(Relaxed));
+    assert_eq!(
+        applied + failed_writes,
+        THREADS * writes,
+        "every write applied exactly once or failed"
+    );
+    assert_eq!(
+        engine.last_sequence.load(Relaxed),
+        engine.visible.load(Relaxed)
+    );
+    let stats = group.stats();
+    assert_eq!(stats.members as usize, THREADS * writes);
+    assert_eq!(stats.group_sizes.iter().sum::<u64>(), stats.groups);
+    if fail_every < usize::MAX {
+        assert!(engine.failed_groups.load(Relaxed) > 0, "the error path ran");
+    }
+    stats
+}
+
+#[test]
+fn futex_only_no_lost_wakeups_every_write_once_groups_in_order() {
+    let options = Options {
+        spin_count: 0,
+        max_yield_usec: 0,
+        max_group_bytes: 4096,
+        tree_threshold: 4,
+        ..Options::default()
+    };
+    let stats = hammer(options, 1500, 97);
+    eprintln!("{stats:?} mean group {:.2}", stats.mean_group_size());
+    assert!(stats.futex_sleeps > 0, "waiters slept: {stats:?}");
+    assert!(stats.groups < stats.members, "groups formed: {stats:?}");
+}
+
+#[test]
+fn default_waiting_with_fixed_fan_out_and_member_cap() {
+    let options = Options {
+        max_group_members: 12,
+        tree_threshold: 3,
+        fan_out: FanOut::Fixed(3),
+        ..Options::default()
+    };
+    hammer(options, 800, usize::MAX);
+}
+
+#[test]
+fn stalls_and_unbatched_entries_interleaved_with_writers() {
+    let options = Options {
+        spin_count: 0,
+        max_yield_usec: 0,
+        ..Options::default()
+    };
+    let writes = 600;
+    let engine = std::sync::Arc::new(Engine::new(options.clone(), THREADS * writes, usize::MAX));
+    let group = std::sync::Arc::new(WriteGroup::new(options));
+    let (engine2, group2) = (engine.clone(), group.clone());
+    let (applied_writes, stalled_writes) = with_watchdog("stall", move || {
+        let (engine, group) = (&*engine2, &*group2);
+        let writers_done = AtomicUsize::new(0);
+        thread::scope(|s| {
+            let writers_done = &writers_done;
+            let handles: Vec<_> = (0..THREADS)
+                .map(|thread| {
+                    s.spawn(move || {
+                        let (mut applied, mut stalled) = (0, 0);
+                        for index in 1..=writes {
+                            let no_slowdown = thread % 2 == 0;
+                            let write = Write {
+                                thread,
+                                index,
+                                size: 100,
+                                no_slowdown,
+                                ..Write::default()
+                            };
+                            match group.write(engine, write) {
+                                Ok(_) => applied += 1,
+                                Err(WriteError::Stalled) => {
+                                    assert!(no_slowdown, "only no_slowdown writes fail on a stall");
+                                    stalled += 1;
+                                }
+                                Err(other) => panic!("unexpected {other:?}"),
+                            }
+                        }
+                        writers_done.fetch_add(1, Release);
+                        (applied, stalled)
+                    })
+                })
+                .collect();
+            // The "engine's background thread": stalls, switches memtables.
+            s.spawn(move || {
+                let mut round = 0;
+                while writers_done.load(Acquire) < THREADS {
+                    round += 1;
+                    if round % 2 == 0 {
+                        group.stall();
+                        thread::yield_now();
+                        group.release_stall();
+                    } else {
+                        let _entry = group.enter_unbatched();
+                        assert!(
+                            !engine.group_in_flight.load(Acquire),
+                            "a group overlapped an unbatched entry"
+                        );
+                    }
+                    thread::yield_now();
+                }
+                // Make sure nobody is left waiting on a stall.
+                group.release_stall();
+            });
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+        })
+    });
+    assert_eq!(applied_writes + stalled_writes, THREADS * writes);
+    assert_eq!(engine.visible.load(Relaxed) as usize, applied_writes);
+    let applied = engine
+        .applied
+        .iter()
+        .filter(|count| count.load(Relaxed) == 1)
+        .count();
+    assert_eq!(applied, applied_writes);
+}
