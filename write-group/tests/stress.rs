@@ -115,7 +115,7 @@ impl Commit<Write> for Engine {
         let last = sequence - 1;
         self.last_sequence.store(last, Relaxed);
         let token = (first, last);
-        Ok(if first % 3 == 0 {
+        Ok(if first.is_multiple_of(3) {
             Lead::serial(token)
         } else {
             Lead::parallel(token)
