@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use lsm_demo::{DB, IteratorMode, MemtableKind, Options, WriteBatch, WriteOptions};
+use lsm_demo::{
+    DB, IteratorMode, MAX_KEY_LEN, MAX_VALUE_LEN, MemtableKind, Options, WriteBatch, WriteOptions,
+};
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
 use serde::Serialize;
@@ -257,10 +259,22 @@ struct Config {
     _tmp: Option<tempfile::TempDir>,
 }
 
-/// Runs `bench`; returns the results.
-pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, String> {
-    if args.key_size < 8 {
-        return Err(format!("--key_size={} is below 8", args.key_size));
+/// The most bytes of keys and values one `--batch_size` batch may hold.
+const MAX_BATCH_BYTES: u64 = 1 << 30;
+
+/// Checks every flag before anything is created, naming the flag at fault.
+fn check_args(args: &BenchArgs) -> Result<(), String> {
+    if args.key_size < 8 || args.key_size > MAX_KEY_LEN {
+        return Err(format!(
+            "--key_size={} is outside [8, {MAX_KEY_LEN}]",
+            args.key_size
+        ));
+    }
+    if args.value_size > MAX_VALUE_LEN {
+        return Err(format!(
+            "--value_size={} is above the engine's limit of {MAX_VALUE_LEN}",
+            args.value_size
+        ));
     }
     if args.threads == 0 || args.threads > 1024 {
         return Err(format!("--threads={} is outside [1, 1024]", args.threads));
@@ -268,10 +282,41 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
     if args.batch_size == 0 {
         return Err("--batch_size must be at least 1".into());
     }
+    let batch_bytes =
+        (args.batch_size as u64).saturating_mul(args.key_size as u64 + args.value_size as u64);
+    if batch_bytes > MAX_BATCH_BYTES {
+        return Err(format!(
+            "--batch_size={} of {}-byte keys and {}-byte values makes batches above 1 GiB",
+            args.batch_size, args.key_size, args.value_size
+        ));
+    }
     if args.num == 0 {
         return Err("--num must be at least 1".into());
     }
-    memtable_kind(&args.memtablerep)?;
+    if args.reads < -1 {
+        return Err(format!(
+            "--reads={} is below -1 (-1 means --num)",
+            args.reads
+        ));
+    }
+    let syncs = args.sync
+        || args
+            .benchmarks
+            .as_deref()
+            .is_some_and(|b| b.split(',').any(|w| w == "fillsync"));
+    if args.disable_wal && syncs {
+        return Err("--disable_wal=1 with --sync=1 or fillsync: a sync write needs the WAL".into());
+    }
+    // The engine's own checks (write_buffer_size, max_write_buffer_number,
+    // unordered_write), before anything is created.
+    db_options(args, &args.memtablerep)?
+        .validate()
+        .map_err(|e| e.to_string())
+}
+
+/// Runs `bench`; returns the results.
+pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, String> {
+    check_args(&args)?;
     let seed = if args.seed == 0 {
         let s = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -395,14 +440,19 @@ fn memtable_kind(rep: &str) -> Result<MemtableKind, String> {
     }
 }
 
-fn open_db(cfg: &Config, rep: &str) -> Result<DB, String> {
+fn db_options(args: &BenchArgs, rep: &str) -> Result<Options, String> {
     let mut o = Options::default();
     o.create_if_missing(true);
-    o.set_write_buffer_size(cfg.args.write_buffer_size);
-    o.set_max_write_buffer_number(cfg.args.max_write_buffer_number);
+    o.set_write_buffer_size(args.write_buffer_size);
+    o.set_max_write_buffer_number(args.max_write_buffer_number);
     o.set_memtable_kind(memtable_kind(rep)?);
-    o.set_allow_concurrent_memtable_write(cfg.args.allow_concurrent_memtable_write);
-    o.set_unordered_write(cfg.args.unordered_write);
+    o.set_allow_concurrent_memtable_write(args.allow_concurrent_memtable_write);
+    o.set_unordered_write(args.unordered_write);
+    Ok(o)
+}
+
+fn open_db(cfg: &Config, rep: &str) -> Result<DB, String> {
+    let o = db_options(&cfg.args, rep)?;
     DB::open(&o, &cfg.dir).map_err(|e| format!("opening {}: {e}", cfg.dir.display()))
 }
 
@@ -646,6 +696,74 @@ mod tests {
             r.db_bench_line(),
             "fillrandom   :       5.650 micros/op 176980 ops/sec 5.650 seconds 1000000 operations;   19.6 MB/s"
         );
+    }
+
+    fn bench_args(flags: &[&str]) -> BenchArgs {
+        #[derive(Debug, clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: BenchArgs,
+        }
+        use clap::Parser;
+        Cli::try_parse_from(["bench"].iter().chain(flags))
+            .unwrap()
+            .args
+    }
+
+    #[test]
+    fn out_of_range_flags_are_named() {
+        for (flags, named) in [
+            (&["--key_size=4"][..], "--key_size=4"),
+            (&["--key_size=2000000"], "--key_size=2000000"),
+            (&["--value_size=100000000"], "--value_size=100000000"),
+            (&["--threads=0"], "--threads=0"),
+            (&["--threads=2000"], "--threads=2000"),
+            (&["--batch_size=0"], "--batch_size"),
+            (&["--batch_size=100000000"], "--batch_size=100000000"),
+            (&["--num=0"], "--num"),
+            (&["--reads=-2"], "--reads=-2"),
+            (&["--memtablerep=hash"], "--memtablerep=hash"),
+            (&["--disable_wal=1", "--sync=1"], "--disable_wal"),
+            (
+                &["--disable_wal=1", "--benchmarks=fillseq,fillsync"],
+                "--disable_wal",
+            ),
+            (&["--write_buffer_size=1"], "write_buffer_size 1 "),
+            (
+                &["--max_write_buffer_number=1"],
+                "max_write_buffer_number 1 ",
+            ),
+            (
+                &["--unordered_write=1", "--allow_concurrent_memtable_write=0"],
+                "unordered_write",
+            ),
+        ] {
+            let e = check_args(&bench_args(flags)).unwrap_err();
+            assert!(e.contains(named), "{flags:?}: {e}");
+            // `run` refuses before creating anything.
+            let mut a = bench_args(flags);
+            a.db = Some(PathBuf::from("/nonexistent/bench-db"));
+            assert_eq!(run(a, false).unwrap_err(), e);
+        }
+        assert!(check_args(&bench_args(&[])).is_ok());
+        assert!(check_args(&bench_args(&["--reads=-1", "--disable_wal=1"])).is_ok());
+        let bad_bool = bench_args_err(&["--sync=yes"]);
+        assert!(
+            bad_bool.contains("expected 0, 1, true or false"),
+            "{bad_bool}"
+        );
+    }
+
+    fn bench_args_err(flags: &[&str]) -> String {
+        #[derive(Debug, clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: BenchArgs,
+        }
+        use clap::Parser;
+        Cli::try_parse_from(["bench"].iter().chain(flags))
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
