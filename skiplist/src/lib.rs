@@ -112,9 +112,9 @@ pub const BRANCHING: usize = 4;
 /// The longest entry a node can hold, in bytes.
 pub const MAX_KEY_LEN: usize = node::MAX_KEY_LEN;
 
-/// Prefetching the node after next while comparing keys hides part of the
-/// dependent-miss latency of a search. It adds a load per step, which loom
-/// would have to explore, and miri gains nothing from it.
+/// Prefetching during searches (see `prefetch_step`) hides part of the
+/// dependent-miss latency. It adds loads per step, which loom would have to
+/// explore, and miri gains nothing from it.
 const PREFETCH: bool = cfg!(not(any(loom, miri)));
 
 /// A concurrent insert-only skiplist of byte strings stored in an arena.
@@ -686,15 +686,32 @@ impl<C: Comparator> SkipList<C> {
         node.is_some_and(|n| self.cmp.compare(self.key_of(n), key) == CmpOrdering::Less)
     }
 
-    /// Starts loading the node after `next` at `level` while the caller
-    /// compares against `next`.
+    /// Issues prefetches while the caller waits for `next` (the successor
+    /// of `at` at `level`) to compare it with the key. A search step is one
+    /// dependent cache miss; these start the next one or two early:
+    ///
+    /// - the node after `next` at `level`, needed if the key is after `next`
+    ///   (the search moves right);
+    /// - the successor of `at` one level down, needed if the key is not after
+    ///   `next` (the search descends at `at`). Its address sits in `at`'s
+    ///   tower, already in cache, so this miss overlaps with the one on
+    ///   `next`: measured about 20% off random inserts and lookups on a
+    ///   1M-entry list.
     #[inline(always)]
-    fn prefetch_after(&self, next: Option<Node>, level: usize) {
-        if PREFETCH
-            && let Some(n) = next
+    fn prefetch_step(&self, at: Option<Node>, next: Option<Node>, level: usize) {
+        if !PREFETCH {
+            return;
+        }
+        if let Some(n) = next
             && let Some(after) = self.next_of(Some(n), level)
         {
             after.prefetch(level);
+        }
+        if level > 0
+            && let Some(down) = self.next_of(at, level - 1)
+            && Some(down) != next
+        {
+            down.prefetch(level - 1);
         }
     }
 
@@ -741,7 +758,7 @@ impl<C: Comparator> SkipList<C> {
                 None => CmpOrdering::Greater,
                 Some(n) if Some(n) == known_greater => CmpOrdering::Greater,
                 Some(n) => {
-                    self.prefetch_after(next, level);
+                    self.prefetch_step(at, next, level);
                     self.cmp.compare(self.key_of(n), key)
                 }
             };
@@ -770,7 +787,7 @@ impl<C: Comparator> SkipList<C> {
                 None => false,
                 Some(n) if Some(n) == known_not_before => false,
                 Some(n) => {
-                    self.prefetch_after(next, level);
+                    self.prefetch_step(at, next, level);
                     match self.cmp.compare(self.key_of(n), key) {
                         CmpOrdering::Less => true,
                         CmpOrdering::Equal => inclusive,
@@ -819,7 +836,7 @@ impl<C: Comparator> SkipList<C> {
             if next == after {
                 return (before, next);
             }
-            self.prefetch_after(next, level);
+            self.prefetch_step(before, next, level);
             if !self.key_is_after_node(key, next) {
                 return (before, next);
             }
