@@ -34,6 +34,13 @@
 //! returned entry by entry: the arena only shrinks when the list is dropped.
 //! A rejected duplicate also leaves its node in the arena.
 //!
+//! A random insert or lookup in a large list costs a chain of dependent
+//! cache misses (about 30 nodes visited for a million entries), not
+//! instructions. Searches prefetch the next level's successor while they wait
+//! on the current node, which overlaps one miss per level; beyond that, give
+//! large lists an arena whose blocks are backed by transparent huge pages,
+//! which makes each miss cheaper (fewer TLB misses).
+//!
 //! # Alternatives
 //!
 //! - **`crossbeam_skiplist::SkipMap`/`SkipSet`** are general concurrent
@@ -120,7 +127,19 @@ const PREFETCH: bool = cfg!(not(any(loom, miri)));
 /// A concurrent insert-only skiplist of byte strings stored in an arena.
 ///
 /// See the [crate documentation](crate) for the design. The type is
-/// `Send + Sync` when the comparator is.
+/// `Send + Sync` when the comparator is; a comparator that is not `Sync`
+/// (here, one holding an `Rc`) keeps the list on one thread:
+///
+/// ```compile_fail
+/// use skiplist::SkipList;
+/// use std::rc::Rc;
+///
+/// let weight = Rc::new(1u8);
+/// let list = SkipList::new(move |a: &[u8], b: &[u8]| (a.len() * *weight as usize).cmp(&b.len()));
+/// std::thread::scope(|s| {
+///     s.spawn(|| list.insert(b"k"));
+/// });
+/// ```
 ///
 /// # Examples
 ///
