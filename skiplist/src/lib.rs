@@ -8,7 +8,7 @@
 //! it with [`Cursor`]s; readers never block and never retry. Entries are never
 //! removed or changed: the whole list is dropped at once, with its arena.
 //!
-//! Each node is *one* allocation from a [`ConcurrentArena`](arena::ConcurrentArena):
+//! Each node is *one* allocation from a [`ConcurrentArena`]:
 //! a tower of 1 to 12 next-links (branching factor 4, so 1.33 links per node
 //! on average) followed by a 4-byte length and the key bytes. There is no
 //! per-node heap allocation, no reference count, no epoch pinning, and no
@@ -974,8 +974,10 @@ impl<C: Comparator> SkipList<C> {
                 if level >= recompute
                     && self.next_of(levels.prev[level], level) != levels.next[level]
                 {
-                    // Another stream of this writer inserted inside the
-                    // bracket: tighten it (stays nested, see `Levels`).
+                    // Defensive: with one writer whose token holds the
+                    // only splice, brackets stay tight between inserts, so
+                    // this costs a cached load per level. Were one loose,
+                    // storing without this search would drop nodes.
                     (levels.prev[level], levels.next[level]) =
                         self.find_splice_for_level(key, levels.prev[level], None, level);
                 }
