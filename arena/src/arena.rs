@@ -1,0 +1,500 @@
+//! [`Arena`]: the single-threaded bump arena, RocksDB's `Arena`.
+
+use std::alloc::Layout;
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::mem::MaybeUninit;
+use std::ptr::NonNull;
+
+use crate::block::{BackingCounts, Block, BlockSource};
+use crate::options::{
+    AllocError, ArenaOptions, ArenaStats, BLOCK_ALIGN, ConfigError, INLINE_BLOCK_SIZE,
+};
+
+/// A single-threaded bump arena: RocksDB's `Arena`, the building block of
+/// [`ConcurrentArena`](crate::ConcurrentArena).
+///
+/// - The first [`INLINE_BLOCK_SIZE`] bytes come from a block inside the
+///   `Arena` value, so an arena that stays small reserves no block at all.
+/// - Then blocks of [`block_size`](Self::block_size) bytes are reserved one
+///   at a time. Inside a block, aligned requests are carved from the front
+///   and alignment-1 requests from the back, so byte strings of odd lengths
+///   never cost padding to the aligned values around them.
+/// - A request over a quarter block gets a dedicated ("irregular") block of
+///   its own size and leaves the current block as it is; a smaller request
+///   that no longer fits abandons the rest of the current block (less than a
+///   quarter block) and starts a new one.
+///
+/// Values are never dropped (as with bumpalo): the arena only returns its
+/// memory, when it is dropped or [reset](Self::reset).
+///
+/// # Pointer validity
+/// References from [`alloc`](Self::alloc) and friends borrow the arena, so
+/// the compiler keeps it in place while they live. Raw pointers from
+/// [`alloc_layout`](Self::alloc_layout) are valid until the arena is
+/// dropped, reset **or moved**: the inline block moves with the value. Box
+/// the arena (or use a [`ConcurrentArena`](crate::ConcurrentArena), which
+/// keeps everything on the heap) if raw pointers must outlive a move.
+///
+/// ```
+/// use std::alloc::Layout;
+/// use arena::Arena;
+///
+/// let arena = Arena::new();
+/// let x = arena.alloc(7u64);
+/// let name = arena.alloc_str("memtable");
+/// *x += 1;
+/// assert_eq!((*x, &*name), (8, "memtable"));
+/// assert!(arena.is_in_inline_block());
+/// assert_eq!(arena.memory_allocated_bytes(), arena::INLINE_BLOCK_SIZE);
+///
+/// let big = arena.alloc_layout(Layout::from_size_align(1 << 19, 64).unwrap());
+/// assert_eq!(big.as_ptr() as usize % 64, 0);
+/// assert_eq!(arena.stats().irregular_blocks, 1);
+/// ```
+pub struct Arena {
+    /// Start of the current block; null while it is the inline block (whose
+    /// address changes when the arena moves, so it is never stored).
+    block_start: Cell<*mut u8>,
+    /// Offset of the first free byte of the current block.
+    front: Cell<usize>,
+    /// Offset one past the last free byte of the current block.
+    back: Cell<usize>,
+    block_size: usize,
+    memory_limit: usize,
+    source: BlockSource,
+    memory_allocated: Cell<usize>,
+    /// Bytes of the blocks kept by `reset` for reuse.
+    spare_bytes: Cell<usize>,
+    blocks: RefCell<Blocks>,
+    inline: InlineBlock,
+}
+
+/// The blocks an arena owns, touched only on slow paths.
+#[derive(Debug, Default)]
+struct Blocks {
+    regular: Vec<Block>,
+    irregular: Vec<Block>,
+    spare: Vec<Block>,
+    counts: BackingCounts,
+}
+
+#[repr(C, align(16))]
+struct InlineBlock(std::cell::UnsafeCell<[MaybeUninit<u8>; INLINE_BLOCK_SIZE]>);
+
+// SAFETY: an `Arena` owns its blocks outright, and its raw pointers only
+// point into them or into its own inline block: nothing is tied to the
+// creating thread. (It is not `Sync`: the bump pointers are `Cell`s.)
+unsafe impl Send for Arena {}
+
+impl Default for Arena {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Arena {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Arena")
+            .field("block_size", &self.block_size)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where `layout` fits in the free range `front..back` of a block starting at
+/// `base`: `(offset, new_front, new_back)`. Alignment-1 requests come from
+/// the back, the rest from the front after padding.
+#[inline(always)]
+pub(crate) fn carve(
+    base: *mut u8,
+    front: usize,
+    back: usize,
+    layout: Layout,
+) -> Option<(usize, usize, usize)> {
+    let size = layout.size();
+    if layout.align() == 1 {
+        let start = back.checked_sub(size)?;
+        if start < front {
+            return None;
+        }
+        Some((start, front, start))
+    } else {
+        let pad = base.addr().wrapping_add(front).wrapping_neg() & (layout.align() - 1);
+        // `front <= back <= isize::MAX` and `pad < align <= isize::MAX + 1`,
+        // so the sum cannot wrap.
+        let start = front + pad;
+        if start > back || size > back - start {
+            return None;
+        }
+        Some((start, start + size, back))
+    }
+}
+
+/// A dangling pointer aligned to `align`, for zero-size requests.
+#[inline]
+pub(crate) fn dangling(align: usize) -> NonNull<u8> {
+    // `align` is a power of two, so never 0.
+    NonNull::new(std::ptr::without_provenance_mut(align)).unwrap_or(NonNull::dangling())
+}
+
+/// Panics with `error`, or reports an out-of-memory as the global allocator
+/// would.
+#[cold]
+#[inline(never)]
+pub(crate) fn alloc_failed(layout: Layout, error: AllocError) -> ! {
+    match error {
+        AllocError::OutOfMemory { .. } => std::alloc::handle_alloc_error(layout),
+        error => panic!("{error}"),
+    }
+}
+
+impl Arena {
+    /// An arena with [`DEFAULT_BLOCK_SIZE`](crate::DEFAULT_BLOCK_SIZE)
+    /// blocks. It reserves nothing until its inline block is full.
+    pub fn new() -> Self {
+        Self::from_checked(ArenaOptions::new(), crate::DEFAULT_BLOCK_SIZE)
+    }
+
+    /// An arena with blocks of `block_size` bytes, raised to
+    /// [`MIN_BLOCK_SIZE`](crate::MIN_BLOCK_SIZE) and rounded up to a multiple
+    /// of [`BLOCK_ALIGN`].
+    ///
+    /// # Panics
+    /// If `block_size` is 0 or above [`MAX_BLOCK_SIZE`](crate::MAX_BLOCK_SIZE);
+    /// [`ArenaOptions::build`] reports these as errors instead.
+    pub fn with_block_size(block_size: usize) -> Self {
+        match ArenaOptions::new().block_size(block_size).build() {
+            Ok(arena) => arena,
+            Err(error) => panic!("{error}"),
+        }
+    }
+
+    /// An arena with `options` (see [`ArenaOptions`];
+    /// [`eager_shards`](ArenaOptions::eager_shards) does not apply).
+    ///
+    /// # Errors
+    /// [`ConfigError`] for a block size of 0 or above
+    /// [`MAX_BLOCK_SIZE`](crate::MAX_BLOCK_SIZE).
+    pub fn with_options(options: ArenaOptions) -> Result<Self, ConfigError> {
+        let block_size = options.checked_block_size()?;
+        Ok(Self::from_checked(options, block_size))
+    }
+
+    fn from_checked(options: ArenaOptions, block_size: usize) -> Self {
+        Self {
+            block_start: Cell::new(std::ptr::null_mut()),
+            front: Cell::new(0),
+            back: Cell::new(INLINE_BLOCK_SIZE),
+            block_size,
+            memory_limit: options.memory_limit.unwrap_or(usize::MAX),
+            source: BlockSource {
+                huge_pages: options.huge_pages,
+                prefault: options.prefault,
+            },
+            memory_allocated: Cell::new(INLINE_BLOCK_SIZE),
+            spare_bytes: Cell::new(0),
+            blocks: RefCell::new(Blocks::default()),
+            inline: InlineBlock(std::cell::UnsafeCell::new(
+                [MaybeUninit::uninit(); INLINE_BLOCK_SIZE],
+            )),
+        }
+    }
+
+    /// The size of regular blocks, after clamping and rounding.
+    pub fn block_size(&self) -> usize {
+        self.block_size
+    }
+
+    #[inline(always)]
+    fn current_base(&self) -> *mut u8 {
+        let start = self.block_start.get();
+        if start.is_null() {
+            self.inline.0.get().cast()
+        } else {
+            start
+        }
+    }
+
+    /// Allocates room for `layout`, or says why it cannot.
+    ///
+    /// The memory is uninitialised and aligned to `layout.align()`.
+    /// A zero-size layout takes no memory (at most some padding): the
+    /// pointer is aligned and valid for zero-size accesses only (it may be
+    /// dangling). Like any other request it fails for an alignment above
+    /// the block size.
+    ///
+    /// # Errors
+    /// [`AllocError::AlignmentTooLarge`] for an alignment above the block
+    /// size, [`AllocError::LimitExceeded`] when the request needs a block
+    /// past the memory limit, [`AllocError::SizeOverflow`] or
+    /// [`AllocError::OutOfMemory`] when the system cannot provide the block.
+    #[inline]
+    pub fn try_alloc_layout(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        if layout.align() > self.block_size {
+            return Err(self.alignment_too_large(layout));
+        }
+        match self.bump(layout) {
+            Some(ptr) => Ok(ptr),
+            None => self.alloc_slow(layout),
+        }
+    }
+
+    /// Allocates room for `layout`, as [`try_alloc_layout`](Self::try_alloc_layout).
+    ///
+    /// # Panics
+    /// On the errors of `try_alloc_layout`, except that running out of
+    /// system memory calls [`std::alloc::handle_alloc_error`].
+    #[inline]
+    pub fn alloc_layout(&self, layout: Layout) -> NonNull<u8> {
+        match self.try_alloc_layout(layout) {
+            Ok(ptr) => ptr,
+            Err(error) => alloc_failed(layout, error),
+        }
+    }
+
+    /// RocksDB's `Allocate`: `bytes` with no alignment, from the back of the
+    /// current block.
+    ///
+    /// # Panics
+    /// As [`alloc_layout`](Self::alloc_layout).
+    #[inline]
+    pub fn allocate(&self, bytes: usize) -> NonNull<u8> {
+        match Layout::from_size_align(bytes, 1) {
+            Ok(layout) => self.alloc_layout(layout),
+            Err(_) => alloc_failed(
+                Layout::new::<u8>(),
+                AllocError::SizeOverflow { size: bytes },
+            ),
+        }
+    }
+
+    /// RocksDB's `AllocateAligned`: `bytes` aligned to [`BLOCK_ALIGN`], from
+    /// the front of the current block.
+    ///
+    /// # Panics
+    /// As [`alloc_layout`](Self::alloc_layout).
+    #[inline]
+    pub fn allocate_aligned(&self, bytes: usize) -> NonNull<u8> {
+        match Layout::from_size_align(bytes, BLOCK_ALIGN) {
+            Ok(layout) => self.alloc_layout(layout),
+            Err(_) => alloc_failed(
+                Layout::new::<u8>(),
+                AllocError::SizeOverflow { size: bytes },
+            ),
+        }
+    }
+
+    /// Moves `value` into the arena. It is never dropped.
+    ///
+    /// # Panics
+    /// As [`alloc_layout`](Self::alloc_layout).
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub fn alloc<T>(&self, value: T) -> &mut T {
+        let ptr = self.alloc_layout(Layout::new::<T>());
+        // SAFETY: fresh memory, valid and aligned for a `T`, that no one
+        // else refers to and that lives as long as `&self`.
+        unsafe { crate::write_value(ptr, value) }
+    }
+
+    /// Moves `value` into the arena, or gives it back with the error.
+    ///
+    /// # Errors
+    /// As [`try_alloc_layout`](Self::try_alloc_layout).
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub fn try_alloc<T>(&self, value: T) -> Result<&mut T, (T, AllocError)> {
+        match self.try_alloc_layout(Layout::new::<T>()) {
+            // SAFETY: as in `alloc`.
+            Ok(ptr) => Ok(unsafe { crate::write_value(ptr, value) }),
+            Err(error) => Err((value, error)),
+        }
+    }
+
+    /// Copies `src` into the arena.
+    ///
+    /// # Panics
+    /// As [`alloc_layout`](Self::alloc_layout).
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub fn alloc_slice_copy<T: Copy>(&self, src: &[T]) -> &mut [T] {
+        let ptr = self.alloc_layout(Layout::for_value(src));
+        // SAFETY: fresh memory with `src`'s layout, owned by this borrow.
+        unsafe { crate::copy_slice(ptr, src) }
+    }
+
+    /// Copies `src` into the arena.
+    ///
+    /// # Panics
+    /// As [`alloc_layout`](Self::alloc_layout).
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub fn alloc_str(&self, src: &str) -> &mut str {
+        let bytes = self.alloc_slice_copy(src.as_bytes());
+        // SAFETY: a byte-for-byte copy of a `str` is UTF-8.
+        unsafe { std::str::from_utf8_unchecked_mut(bytes) }
+    }
+
+    #[inline(always)]
+    fn bump(&self, layout: Layout) -> Option<NonNull<u8>> {
+        let base = self.current_base();
+        let (offset, front, back) = carve(base, self.front.get(), self.back.get(), layout)?;
+        self.front.set(front);
+        self.back.set(back);
+        // SAFETY: `offset <= back`, inside the current block (inline or
+        // reserved), so the pointer is in bounds and not null.
+        Some(unsafe { NonNull::new_unchecked(base.add(offset)) })
+    }
+
+    #[cold]
+    fn alignment_too_large(&self, layout: Layout) -> AllocError {
+        AllocError::AlignmentTooLarge {
+            align: layout.align(),
+            block_size: self.block_size,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn alloc_slow(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        let (size, align) = (layout.size(), layout.align());
+        if size == 0 {
+            return Ok(dangling(align));
+        }
+        // A fresh block starts BLOCK_ALIGN-aligned: this is the room a
+        // request needs there, padding included.
+        let need = size
+            .checked_add(align.saturating_sub(BLOCK_ALIGN))
+            .ok_or(AllocError::SizeOverflow { size })?;
+        if need > self.block_size / 4 {
+            let block = self.reserve_block(size, align)?;
+            let ptr = block.ptr();
+            self.blocks.borrow_mut().irregular.push(block);
+            return Ok(ptr);
+        }
+        self.start_new_block()?;
+        Ok(self
+            .bump(layout)
+            .expect("a fresh block has room for any request of at most a quarter block"))
+    }
+
+    /// Reserves a block, within the memory limit, and counts it.
+    fn reserve_block(&self, size: usize, align: usize) -> Result<Block, AllocError> {
+        let allocated = self.memory_allocated.get();
+        let room = self.memory_limit.saturating_sub(allocated);
+        let exceeded = |block| AllocError::LimitExceeded {
+            limit: self.memory_limit,
+            allocated,
+            block,
+        };
+        if size > room {
+            return Err(exceeded(size));
+        }
+        let block = Block::reserve(
+            size,
+            align,
+            self.source,
+            &mut self.blocks.borrow_mut().counts,
+        )?;
+        // Rounding (to pages, or to a huge page) may have grown it.
+        if block.len() > room {
+            return Err(exceeded(block.len()));
+        }
+        self.memory_allocated.set(allocated + block.len());
+        Ok(block)
+    }
+
+    /// Makes a block, spare or new, the current one; the old one's free
+    /// bytes are abandoned.
+    fn start_new_block(&self) -> Result<(), AllocError> {
+        let spare = self.blocks.borrow_mut().spare.pop();
+        let block = match spare {
+            Some(block) => {
+                self.spare_bytes.set(self.spare_bytes.get() - block.len());
+                block
+            }
+            None => self.reserve_block(self.block_size, BLOCK_ALIGN)?,
+        };
+        self.block_start.set(block.ptr().as_ptr());
+        self.front.set(0);
+        self.back.set(block.len());
+        self.blocks.borrow_mut().regular.push(block);
+        Ok(())
+    }
+
+    /// Free bytes of the current block once its front is aligned to
+    /// [`BLOCK_ALIGN`]: what a [`BLOCK_ALIGN`]-aligned request can take
+    /// without a new block.
+    pub(crate) fn aligned_tail(&self) -> usize {
+        let front = self.front.get();
+        let pad = self
+            .current_base()
+            .addr()
+            .wrapping_add(front)
+            .wrapping_neg()
+            & (BLOCK_ALIGN - 1);
+        self.back.get().saturating_sub(front + pad)
+    }
+
+    /// Forgets every allocation, keeping the regular blocks for reuse (they
+    /// stay counted in [`memory_allocated_bytes`](Self::memory_allocated_bytes),
+    /// as unused) and freeing the irregular ones. Allocation starts again in
+    /// the inline block.
+    pub fn reset(&mut self) {
+        let blocks = self.blocks.get_mut();
+        blocks.irregular.clear();
+        let regular = std::mem::take(&mut blocks.regular);
+        blocks.spare.extend(regular);
+        let spare_bytes: usize = blocks.spare.iter().map(Block::len).sum();
+        self.spare_bytes.set(spare_bytes);
+        self.memory_allocated.set(INLINE_BLOCK_SIZE + spare_bytes);
+        self.block_start.set(std::ptr::null_mut());
+        self.front.set(0);
+        self.back.set(INLINE_BLOCK_SIZE);
+    }
+
+    /// Bytes of every block held, the inline block included (RocksDB's
+    /// `MemoryAllocatedBytes`).
+    pub fn memory_allocated_bytes(&self) -> usize {
+        self.memory_allocated.get()
+    }
+
+    /// Bytes held but not handed out yet: the free part of the current block
+    /// and the blocks kept by [`reset`](Self::reset) (RocksDB's
+    /// `AllocatedAndUnused`).
+    pub fn allocated_and_unused(&self) -> usize {
+        self.back.get() - self.front.get() + self.spare_bytes.get()
+    }
+
+    /// Bytes handed out, padding and abandoned block tails included:
+    /// `memory_allocated_bytes() - allocated_and_unused()`.
+    pub fn approximate_memory_usage(&self) -> usize {
+        self.memory_allocated_bytes() - self.allocated_and_unused()
+    }
+
+    /// Whether the arena still allocates from its inline block and holds no
+    /// irregular block: true until the first block is needed, and again
+    /// after [`reset`](Self::reset).
+    pub fn is_in_inline_block(&self) -> bool {
+        self.block_start.get().is_null() && self.blocks.borrow().irregular.is_empty()
+    }
+
+    /// All the accounting at once.
+    pub fn stats(&self) -> ArenaStats {
+        let blocks = self.blocks.borrow();
+        let allocated_and_unused = self.allocated_and_unused();
+        ArenaStats {
+            memory_allocated_bytes: self.memory_allocated_bytes(),
+            allocated_and_unused,
+            approximate_memory_usage: self.memory_allocated_bytes() - allocated_and_unused,
+            blocks: blocks.regular.len() + blocks.spare.len(),
+            irregular_blocks: blocks.irregular.len(),
+            huge_page_blocks: blocks.counts.huge_page_blocks,
+            huge_page_fallbacks: blocks.counts.huge_page_fallbacks,
+            transparent_huge_page_blocks: blocks.counts.transparent_huge_page_blocks,
+            shard_refills: 0,
+            thread_cache_refills: 0,
+        }
+    }
+}
