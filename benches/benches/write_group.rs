@@ -1,8 +1,466 @@
-//! PLACEHOLDER benchmark: being written.
-#![allow(missing_docs)]
-use criterion::{Criterion, criterion_group, criterion_main};
+//! `write-group` against the ways a user would serialise writers instead.
+//!
+//! T writers (1, 2, 4, 8, 16, 32 threads) each submit small writes: a
+//! 120-byte record appended to a shared in-memory log (a `Vec<u8>`, cleared
+//! when it passes 1 MiB). Criterion ids are `write_group/<variant>/<contender>/<T>`:
+//!
+//! Variants:
+//! - `mem`: the append only.
+//! - `fsync`: the append is also written to a temporary file and synced with
+//!   `fdatasync` (`File::sync_data`) once per critical section: once per
+//!   write for the mutexes, once per group for the group commits.
+//! - `parallel`: after the append, each write has an apply step (about a
+//!   microsecond of hashing, standing in for a memtable insert). The mutexes
+//!   apply inside the lock (a per-write lock keeps writes ordered that way),
+//!   the naive group commit's leader applies the whole batch, and `ours`
+//!   lets each member apply its own item in parallel.
+//!
+//! Contenders:
+//! - `std_mutex`: a `std::sync::Mutex` around each write.
+//! - `parking_lot`: a `parking_lot::Mutex` around each write.
+//! - `condvar_group`: a naive leader/follower group commit on one `Mutex` and
+//!   one `Condvar` (written below): followers queue their record under the
+//!   lock and wait for `notify_all`; a leader takes the whole queue, appends
+//!   it outside the lock, then wakes everyone.
+//! - `ours_tree_off`: `WriteGroup` with the tree wake-up off.
+//! - `ours_tree_on`: `WriteGroup` with the default options (tree from 20
+//!   members).
+//!
+//! A second group, `write_group_fanout/<fan-out>/<T>` (T = 16, 32), runs the
+//! `parallel` variant with the tree always on (threshold 2) and the stride
+//! `sqrt`, or fixed at 2, 4, 8.
+//!
+//! One criterion iteration is one write; throughput is in writes/s. After
+//! each benchmark a line `write_group-bench <id>: ...` on stderr gives the
+//! mean group size (group commits) and the process CPU time per write
+//! (`getrusage(RUSAGE_SELF)`, user + system, over the timed sections): CPU
+//! time above the wall time per write means waiters burn CPU.
+//!
+//! Quick run: `cargo bench -p benches --bench write_group -- --warm-up-time 0.2
+//! --measurement-time 0.5 'write_group/mem/.*/8'`.
+#![allow(missing_docs)] // criterion's macros generate undocumented items
 
-fn placeholder(_c: &mut Criterion) {}
+use std::collections::VecDeque;
+use std::fs::File;
+use std::hint::black_box;
+use std::io::Write as _;
+use std::sync::{Barrier, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
-criterion_group!(benches, placeholder);
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use write_group::{Commit, FanOut, GroupMembers, Lead, Options, WriteGroup};
+
+const RECORD: usize = 120;
+type Record = [u8; RECORD];
+const WRITERS: [usize; 6] = [1, 2, 4, 8, 16, 32];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Variant {
+    Mem,
+    Fsync,
+    Parallel,
+}
+
+impl Variant {
+    fn name(self) -> &'static str {
+        match self {
+            Variant::Mem => "mem",
+            Variant::Fsync => "fsync",
+            Variant::Parallel => "parallel",
+        }
+    }
+}
+
+/// The shared log every contender appends to.
+struct Sink {
+    buffer: Vec<u8>,
+    file: Option<File>,
+}
+
+impl Sink {
+    fn new(variant: Variant) -> Self {
+        let file =
+            (variant == Variant::Fsync).then(|| tempfile::tempfile().expect("a temporary file"));
+        Self {
+            buffer: Vec::with_capacity(2 << 20),
+            file,
+        }
+    }
+
+    /// Appends records; with a file, writes them and syncs once.
+    fn append<'a>(&mut self, records: impl IntoIterator<Item = &'a Record>) {
+        if self.buffer.len() > 1 << 20 {
+            self.buffer.clear();
+        }
+        let start = self.buffer.len();
+        for record in records {
+            self.buffer.extend_from_slice(record);
+        }
+        if let Some(file) = &mut self.file {
+            file.write_all(&self.buffer[start..]).expect("write");
+            file.sync_data().expect("fdatasync");
+        }
+    }
+}
+
+/// The stand-in for a memtable insert: about a microsecond of hashing.
+#[inline(never)]
+fn apply_work(record: &Record) {
+    let mut hash = 0xcbf2_9ce4_8422_2325_u64;
+    for _ in 0..8 {
+        for &byte in record {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    black_box(hash);
+}
+
+/// What each contender offers the driver: submit one record.
+trait Contender: Sync {
+    fn write(&self, record: Record);
+    /// Groups and members so far, for group commits.
+    fn groups(&self) -> Option<(u64, u64)> {
+        None
+    }
+}
+
+struct StdMutex {
+    sink: Mutex<Sink>,
+    variant: Variant,
+}
+
+impl Contender for StdMutex {
+    fn write(&self, record: Record) {
+        let mut sink = self.sink.lock().unwrap();
+        sink.append([&record]);
+        if self.variant == Variant::Parallel {
+            apply_work(&record);
+        }
+    }
+}
+
+struct ParkingLot {
+    sink: parking_lot::Mutex<Sink>,
+    variant: Variant,
+}
+
+impl Contender for ParkingLot {
+    fn write(&self, record: Record) {
+        let mut sink = self.sink.lock();
+        sink.append([&record]);
+        if self.variant == Variant::Parallel {
+            apply_work(&record);
+        }
+    }
+}
+
+/// The textbook group commit on one mutex and one condition variable.
+struct CondvarGroup {
+    state: Mutex<CondvarState>,
+    done: Condvar,
+    sink: Mutex<Sink>,
+    variant: Variant,
+}
+
+#[derive(Default)]
+struct CondvarState {
+    pending: VecDeque<Record>,
+    next_ticket: u64,
+    /// Every ticket below this is done.
+    done_below: u64,
+    leader_active: bool,
+    groups: u64,
+    members: u64,
+}
+
+impl CondvarGroup {
+    fn new(variant: Variant) -> Self {
+        Self {
+            state: Mutex::new(CondvarState::default()),
+            done: Condvar::new(),
+            sink: Mutex::new(Sink::new(variant)),
+            variant,
+        }
+    }
+}
+
+impl Contender for CondvarGroup {
+    fn write(&self, record: Record) {
+        let mut state = self.state.lock().unwrap();
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        state.pending.push_back(record);
+        loop {
+            if state.done_below > ticket {
+                return;
+            }
+            if !state.leader_active {
+                state.leader_active = true;
+                let batch: Vec<Record> = state.pending.drain(..).collect();
+                let end = state.next_ticket;
+                drop(state);
+                self.sink.lock().unwrap().append(&batch);
+                if self.variant == Variant::Parallel {
+                    batch.iter().for_each(apply_work);
+                }
+                state = self.state.lock().unwrap();
+                state.done_below = end;
+                state.leader_active = false;
+                state.groups += 1;
+                state.members += batch.len() as u64;
+                self.done.notify_all();
+                continue;
+            }
+            state = self.done.wait(state).unwrap();
+        }
+    }
+
+    fn groups(&self) -> Option<(u64, u64)> {
+        let state = self.state.lock().unwrap();
+        Some((state.groups, state.members))
+    }
+}
+
+/// `write-group`'s side: the leader appends the group's records at once.
+struct OursCommit {
+    sink: Mutex<Sink>,
+    variant: Variant,
+}
+
+impl Commit<Record> for OursCommit {
+    type Token = ();
+    type Error = ();
+
+    fn size(&self, _: &Record) -> usize {
+        RECORD
+    }
+
+    fn lead(&self, group: &mut GroupMembers<'_, Record>) -> Result<Lead<()>, ()> {
+        self.sink.lock().unwrap().append(group.iter());
+        Ok(if self.variant == Variant::Parallel {
+            Lead::parallel(())
+        } else {
+            Lead::serial(())
+        })
+    }
+
+    fn apply(&self, record: &mut Record, (): &()) {
+        if self.variant == Variant::Parallel {
+            apply_work(record);
+        }
+    }
+}
+
+struct Ours {
+    group: WriteGroup<Record, OursCommit>,
+    commit: OursCommit,
+}
+
+impl Ours {
+    fn new(variant: Variant, options: Options) -> Self {
+        Self {
+            group: WriteGroup::new(options),
+            commit: OursCommit {
+                sink: Mutex::new(Sink::new(variant)),
+                variant,
+            },
+        }
+    }
+}
+
+impl Contender for Ours {
+    fn write(&self, record: Record) {
+        self.group
+            .write(&self.commit, record)
+            .expect("no lead step fails here");
+    }
+
+    fn groups(&self) -> Option<(u64, u64)> {
+        let stats = self.group.stats();
+        Some((stats.groups, stats.members))
+    }
+}
+
+/// User plus system CPU time of the whole process.
+fn process_cpu_time() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `getrusage` fills the whole `rusage` it is given.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// What a benchmark accumulated over its timed sections.
+#[derive(Default)]
+struct Tally {
+    writes: u64,
+    cpu: Duration,
+}
+
+/// Runs `iters` writes split over `threads` writers; returns the wall time,
+/// scaled to exactly `iters` writes.
+fn run(contender: &dyn Contender, threads: usize, iters: u64, tally: &mut Tally) -> Duration {
+    let per_thread = iters.div_ceil(threads as u64);
+    let start_line = Barrier::new(threads + 1);
+    let (started, cpu_before) = std::thread::scope(|s| {
+        for t in 0..threads {
+            let start_line = &start_line;
+            s.spawn(move || {
+                let mut record = [t as u8; RECORD];
+                start_line.wait();
+                for i in 0..per_thread {
+                    record[..8].copy_from_slice(&i.to_le_bytes());
+                    contender.write(record);
+                }
+            });
+        }
+        start_line.wait();
+        let cpu_before = process_cpu_time();
+        let start = Instant::now();
+        // Leaving the scope joins the writers; time is read after that.
+        (start, cpu_before)
+    });
+    let wall = started.elapsed();
+    let written = per_thread * threads as u64;
+    tally.writes += written;
+    tally.cpu += process_cpu_time().saturating_sub(cpu_before);
+    wall.mul_f64(iters as f64 / written as f64)
+}
+
+fn report(id: &str, contender: &dyn Contender, tally: &Tally) {
+    if tally.writes == 0 {
+        return; // filtered out
+    }
+    let groups = match contender.groups() {
+        Some((groups, members)) if groups > 0 => {
+            format!("mean group {:.2}", members as f64 / groups as f64)
+        }
+        _ => "mean group -".to_owned(),
+    };
+    let cpu_per_write = tally.cpu.as_secs_f64() * 1e6 / tally.writes.max(1) as f64;
+    eprintln!(
+        "write_group-bench {id}: {groups}, cpu {cpu_per_write:.2} us/write over {} writes",
+        tally.writes
+    );
+}
+
+const CONTENDERS: [&str; 5] = [
+    "std_mutex",
+    "parking_lot",
+    "condvar_group",
+    "ours_tree_off",
+    "ours_tree_on",
+];
+
+fn make_contender(name: &str, variant: Variant) -> Box<dyn Contender> {
+    match name {
+        "std_mutex" => Box::new(StdMutex {
+            sink: Mutex::new(Sink::new(variant)),
+            variant,
+        }),
+        "parking_lot" => Box::new(ParkingLot {
+            sink: parking_lot::Mutex::new(Sink::new(variant)),
+            variant,
+        }),
+        "condvar_group" => Box::new(CondvarGroup::new(variant)),
+        "ours_tree_off" => Box::new(Ours::new(
+            variant,
+            Options {
+                tree_threshold: usize::MAX,
+                ..Options::default()
+            },
+        )),
+        "ours_tree_on" => Box::new(Ours::new(variant, Options::default())),
+        _ => unreachable!("unknown contender {name}"),
+    }
+}
+
+fn bench_one(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    id: BenchmarkId,
+    label: String,
+    threads: usize,
+    make: &dyn Fn() -> Box<dyn Contender>,
+) {
+    // A fresh contender per benchmark, so the counters cover it alone.
+    let contender = make();
+    let mut tally = Tally::default();
+    group.bench_function(id, |b| {
+        b.iter_custom(|iters| run(&*contender, threads, iters, &mut tally))
+    });
+    report(&label, &*contender, &tally);
+}
+
+fn write_group(c: &mut Criterion) {
+    for variant in [Variant::Mem, Variant::Parallel, Variant::Fsync] {
+        let mut group = c.benchmark_group(format!("write_group/{}", variant.name()));
+        group.throughput(Throughput::Elements(1));
+        if variant == Variant::Fsync {
+            // A sync costs ~100 us or more: fewer, longer samples.
+            group
+                .sample_size(10)
+                .warm_up_time(Duration::from_secs(1))
+                .measurement_time(Duration::from_secs(5));
+        } else {
+            group
+                .sample_size(20)
+                .warm_up_time(Duration::from_secs(1))
+                .measurement_time(Duration::from_secs(3));
+        }
+        for threads in WRITERS {
+            for name in CONTENDERS {
+                let label = format!("write_group/{}/{name}/{threads}", variant.name());
+                let make = || make_contender(name, variant);
+                bench_one(
+                    &mut group,
+                    BenchmarkId::new(name, threads),
+                    label,
+                    threads,
+                    &make,
+                );
+            }
+        }
+        group.finish();
+    }
+}
+
+fn fan_out(c: &mut Criterion) {
+    let mut group = c.benchmark_group("write_group_fanout");
+    group.throughput(Throughput::Elements(1));
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    let fan_outs = [
+        ("sqrt", FanOut::Sqrt),
+        ("fixed2", FanOut::Fixed(2)),
+        ("fixed4", FanOut::Fixed(4)),
+        ("fixed8", FanOut::Fixed(8)),
+    ];
+    for threads in [16, 32] {
+        for (name, fan_out) in fan_outs {
+            let options = Options {
+                tree_threshold: 2,
+                fan_out,
+                ..Options::default()
+            };
+            let label = format!("write_group_fanout/{name}/{threads}");
+            let make =
+                || Box::new(Ours::new(Variant::Parallel, options.clone())) as Box<dyn Contender>;
+            bench_one(
+                &mut group,
+                BenchmarkId::new(name, threads),
+                label,
+                threads,
+                &make,
+            );
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, write_group, fan_out);
 criterion_main!(benches);

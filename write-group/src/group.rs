@@ -318,7 +318,8 @@ impl<T, C> WriteGroup<T, C> {
         self.counters.snapshot()
     }
 
-    /// Sets every counter to 0.
+    /// Sets every counter to 0. Call it while no write is in flight: a
+    /// leader's count in progress may otherwise survive the reset.
     pub fn reset_stats(&self) {
         self.counters.reset();
     }
