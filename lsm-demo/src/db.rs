@@ -382,7 +382,7 @@ impl DB {
             .collect();
         logs.sort_unstable();
         let mut next_sequence = manifest.last_sequence + 1;
-        let recovered = Memtable::new(opts.memtable_kind, 0);
+        let recovered = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
         for &n in &logs {
             replay_log(
                 &*fs,
@@ -421,7 +421,11 @@ impl DB {
         remove_obsolete_files(&*fs, &dir, &manifest);
 
         let version = Version {
-            mem: Arc::new(Memtable::new(opts.memtable_kind, log_number)),
+            mem: Arc::new(Memtable::new(
+                opts.memtable_kind,
+                log_number,
+                opts.write_buffer_size,
+            )),
             imm: Vec::new(),
             levels,
         };
@@ -1128,7 +1132,11 @@ impl Shared {
         }
         let old = st.version.mem.clone();
         old.rep.mark_read_only();
-        let mem = Arc::new(Memtable::new(self.opts.memtable_kind, number));
+        let mem = Arc::new(Memtable::new(
+            self.opts.memtable_kind,
+            number,
+            self.opts.write_buffer_size,
+        ));
         st.version = Arc::new(st.version.with(|v| {
             v.imm.insert(0, old);
             v.mem = mem;

@@ -63,11 +63,26 @@ impl std::fmt::Debug for Memtable {
     }
 }
 
+/// The arena of a memtable of `write_buffer_size` bytes: blocks of an
+/// eighth of the buffer (RocksDB's rule) between 64 KiB and 4 MiB, on
+/// transparent huge pages once they reach 2 MiB. A random insert into a
+/// large memtable is bound by dependent cache and TLB misses, which huge
+/// pages cut by about 40% on this machine (see the skiplist's README).
+fn memtable_arena(write_buffer_size: usize) -> arena::ConcurrentArena {
+    let block = (write_buffer_size / 8).clamp(64 << 10, 4 << 20);
+    arena::ArenaOptions::new()
+        .block_size(block)
+        .huge_pages(arena::HugePages::Transparent)
+        .build_concurrent()
+        .unwrap_or_default()
+}
+
 impl Memtable {
-    pub(crate) fn new(kind: MemtableKind, log_number: u64) -> Memtable {
+    pub(crate) fn new(kind: MemtableKind, log_number: u64, write_buffer_size: usize) -> Memtable {
+        let arena = memtable_arena(write_buffer_size);
         let rep: Arc<dyn MemRep> = match kind {
-            MemtableKind::SkipList => Arc::new(SkipListRep::new()),
-            MemtableKind::Vector => Arc::new(VectorRep::new()),
+            MemtableKind::SkipList => Arc::new(SkipListRep::new(arena)),
+            MemtableKind::Vector => Arc::new(VectorRep::new(arena)),
         };
         Memtable {
             rep,
@@ -133,9 +148,9 @@ struct SkipListRep {
 }
 
 impl SkipListRep {
-    fn new() -> Self {
+    fn new(arena: arena::ConcurrentArena) -> Self {
         SkipListRep {
-            list: Arc::new(skiplist::SkipList::new(EntryComparator)),
+            list: Arc::new(skiplist::SkipList::with_arena(EntryComparator, arena)),
         }
     }
 }
@@ -216,9 +231,9 @@ struct VectorRep {
 }
 
 impl VectorRep {
-    fn new() -> Self {
+    fn new(arena: arena::ConcurrentArena) -> Self {
         VectorRep {
-            mem: Arc::new(vecmem::VecMem::new(EntryComparator)),
+            mem: Arc::new(vecmem::VecMem::with_arena(EntryComparator, arena)),
         }
     }
 }
@@ -302,7 +317,7 @@ mod tests {
     use super::*;
 
     fn check_kind(kind: MemtableKind) {
-        let m = Memtable::new(kind, 1);
+        let m = Memtable::new(kind, 1, 1 << 20);
         let mut b = WriteBatch::new();
         b.put(b"a", b"1");
         b.put(b"b", b"2");
