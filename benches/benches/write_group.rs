@@ -36,6 +36,10 @@
 //! (`getrusage(RUSAGE_SELF)`, user + system, over the timed sections): CPU
 //! time above the wall time per write means waiters burn CPU.
 //!
+//! `WRITE_GROUP_BENCH_SPIN` and `WRITE_GROUP_BENCH_YIELD_USEC` override
+//! `write-group`'s spin count and yield budget (default: RocksDB's 200 and
+//! 100 us), to see how waiting affects group sizes and CPU time.
+//!
 //! Quick run: `cargo bench -p benches --bench write_group -- --warm-up-time 0.2
 //! --measurement-time 0.5 'write_group/mem/.*/8'`.
 #![allow(missing_docs)] // criterion's macros generate undocumented items
@@ -355,6 +359,23 @@ const CONTENDERS: [&str; 5] = [
     "ours_tree_on",
 ];
 
+/// `Options::default()`, with `WRITE_GROUP_BENCH_SPIN` and
+/// `WRITE_GROUP_BENCH_YIELD_USEC` overriding the spin count and the yield
+/// budget, for experiments.
+fn ours_options() -> Options {
+    let env = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.parse::<u32>().expect(name))
+    };
+    let defaults = Options::default();
+    Options {
+        spin_count: env("WRITE_GROUP_BENCH_SPIN").unwrap_or(defaults.spin_count),
+        max_yield_usec: env("WRITE_GROUP_BENCH_YIELD_USEC").unwrap_or(defaults.max_yield_usec),
+        ..defaults
+    }
+}
+
 fn make_contender(name: &str, variant: Variant) -> Box<dyn Contender> {
     match name {
         "std_mutex" => Box::new(StdMutex {
@@ -373,7 +394,7 @@ fn make_contender(name: &str, variant: Variant) -> Box<dyn Contender> {
                 ..Options::default()
             },
         )),
-        "ours_tree_on" => Box::new(Ours::new(variant, Options::default())),
+        "ours_tree_on" => Box::new(Ours::new(variant, ours_options())),
         _ => unreachable!("unknown contender {name}"),
     }
 }

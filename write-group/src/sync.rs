@@ -49,12 +49,6 @@ impl<T> UnsafeCell<T> {
     pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         f(self.0.get())
     }
-
-    /// Unwraps the value.
-    #[inline]
-    pub(crate) fn into_inner(self) -> T {
-        self.0.into_inner()
-    }
 }
 
 /// A busy-wait hint; under loom a yield, so that spin loops stay finite.
