@@ -22,7 +22,8 @@ pub enum ApplyMode {
     Serial,
     /// Each member applies its own item on its own thread (woken through the
     /// tree for large groups). Worth it when applying is costly and
-    /// thread-safe, such as inserting into a concurrent memtable.
+    /// thread-safe, such as inserting into a concurrent memtable. A group of
+    /// one applies serially whatever the mode.
     Parallel,
 }
 

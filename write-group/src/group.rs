@@ -343,10 +343,13 @@ impl<T, C> WriteGroup<T, C> {
     /// Stalls writes: until [`release_stall`](Self::release_stall), new
     /// writes wait (or fail with [`WriteError::Stalled`] when
     /// [`no_slowdown`](Commit::no_slowdown)). Writes already queued are
-    /// admitted and complete, except `no_slowdown` ones, which fail when the
-    /// next group forms (that is, once the group in flight, if any, is done:
-    /// do not wait for the stall to end inside a callback). Unbatched entries
-    /// are not held back. Returns false if the group was already stalled.
+    /// admitted and complete, except `no_slowdown` ones that a leader
+    /// gathers while the stall is on: those fail with
+    /// [`WriteError::Stalled`] when the next group forms (that is, once the
+    /// group in flight, if any, is done: do not wait for the stall to end
+    /// inside a callback). A `no_slowdown` writer that becomes leader is
+    /// admitted. Unbatched entries are not held back. Returns false if the
+    /// group was already stalled.
     ///
     /// # Examples
     ///
