@@ -25,12 +25,13 @@ cargo build --release -p lsm-demo --bin lsm-demo
 bin="${CARGO_TARGET_DIR:-target}/release/lsm-demo"
 
 summary=$(mktemp)
-trap 'rm -f "$summary"' EXIT
+out=$(mktemp)
+trap 'rm -f "$summary" "$out"' EXIT
 started=$(date +%s)
 run() {
   echo "+ lsm-demo crashtest $*"
-  "$bin" crashtest --seed="$seed" "$@" | tee /dev/stderr | grep '^crashtest: sync=' |
-    sed "s|^|[$*] |" >>"$summary"
+  "$bin" crashtest --seed="$seed" "$@" | tee "$out"
+  grep '^crashtest: sync=' "$out" | sed "s|^|[$*] |" >>"$summary"
 }
 for sync in 1 0; do
   run --sync=$sync --kills="$kills" --max_run_ms="$max_run_ms" --memtablerep=skip_list
