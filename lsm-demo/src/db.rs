@@ -1052,12 +1052,17 @@ impl Shared {
     }
 
     fn set_bg_error(&self, e: Error) {
-        let mut slot = self.bg_error.lock().expect("bg error");
-        if slot.is_none() {
-            *slot = Some(e);
+        {
+            let mut slot = self.bg_error.lock().expect("bg error");
+            if slot.is_none() {
+                *slot = Some(e);
+            }
         }
         self.has_bg_error.store(true, Ordering::Release);
-        // Wake writers waiting for room, so they see the error.
+        // Wake writers waiting for room, so they see the error. The error
+        // slot is released first: `make_room_for_write` holds the state
+        // lock while it reads the slot, so holding both here would invert
+        // the lock order.
         let _st = self.state.lock();
         self.bg_cv.notify_all();
     }
