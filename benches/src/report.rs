@@ -191,7 +191,7 @@ pub fn svg_chart(title: &str, series: &[Series]) -> Option<String> {
         .flat_map(|s| s.points.iter().filter(|p| p.0.is_some()).map(|p| p.2))
         .fold(0.0_f64, f64::max)
         .max(1.0);
-    let (w, h, left, right, top, bottom) = (640.0, 320.0, 70.0, 190.0, 30.0, 40.0);
+    let (w, h, left, right, top, bottom) = (700.0, 320.0, 70.0, 250.0, 30.0, 40.0);
     let plot_w = w - left - right;
     let plot_h = h - top - bottom;
     let x_of = |t: u32| {
