@@ -50,6 +50,13 @@ impl MergingIterator {
     }
 
     fn pick(&mut self, want: Ordering) {
+        // A child that met an error (a block that could not be read) may
+        // hide newer versions of keys the others still show: stop the
+        // whole merge rather than yield a stale value.
+        if self.children.iter().any(|c| c.status().is_err()) {
+            self.current = None;
+            return;
+        }
         let mut best: Option<usize> = None;
         for (i, c) in self.children.iter().enumerate() {
             if !c.valid() {
@@ -475,6 +482,46 @@ pub(crate) mod tests {
         let mut it = UserIterator::new(sources(), 5);
         assert_eq!(collect_forward(&mut it), old);
         assert_eq!(collect_backward(&mut it), old);
+    }
+
+    /// A source whose next block could not be read.
+    struct FailedIter;
+
+    impl InternalIterator for FailedIter {
+        fn valid(&self) -> bool {
+            false
+        }
+        fn seek_to_first(&mut self) {}
+        fn seek_to_last(&mut self) {}
+        fn seek(&mut self, _: &[u8]) {}
+        fn seek_for_prev(&mut self, _: &[u8]) {}
+        fn next(&mut self) {}
+        fn prev(&mut self) {}
+        fn key(&self) -> &[u8] {
+            unreachable!("never valid")
+        }
+        fn value(&self) -> &[u8] {
+            unreachable!("never valid")
+        }
+        fn status(&self) -> Result<()> {
+            Err(crate::Error::Corruption("unreadable block".into()))
+        }
+    }
+
+    #[test]
+    fn a_failed_child_stops_the_merge_instead_of_showing_older_versions() {
+        // The failed child may hold the newest version of "a": the older
+        // one must not be shown in its place.
+        let older = VecIter::new(vec![put("a", 1, "a1")]);
+        let merged = MergingIterator::new(vec![Box::new(FailedIter), Box::new(older)]);
+        let mut it = UserIterator::new(merged, u64::MAX >> 8);
+        it.seek_to_first();
+        assert!(!it.valid());
+        assert!(it.status().is_err());
+        it.seek(b"a");
+        assert!(!it.valid());
+        it.seek_to_last();
+        assert!(!it.valid());
     }
 
     #[test]
