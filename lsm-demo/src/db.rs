@@ -1136,6 +1136,13 @@ impl Shared {
             log.number = number;
         }
         let old = st.version.mem.clone();
+        // unordered_write: writers of earlier groups may still be inserting
+        // into the old memtable (they insert after leaving their group). No
+        // group runs now, so the count only falls; wait for it before
+        // freezing, which refuses later inserts.
+        while old.pending_inserts.load(Ordering::Acquire) > 0 {
+            std::thread::yield_now();
+        }
         old.rep.mark_read_only();
         let mem = Arc::new(Memtable::new(
             self.opts.memtable_kind,
