@@ -489,7 +489,10 @@ fn unordered_writes_across_memtable_switches() {
                 });
             }
         });
-        assert!(db.stats().level_files[0] + db.stats().level_files[1] > 0, "memtables switched");
+        assert!(
+            db.stats().level_files[0] + db.stats().level_files[1] > 0,
+            "memtables switched"
+        );
         assert_eq!(scan(&db).len(), 6000);
         drop(db);
         let db = DB::open(&o, dir.path()).unwrap();
