@@ -167,10 +167,7 @@ impl MemRep for SkipListRep {
     }
 
     fn iter(self: Arc<Self>) -> Box<dyn InternalIterator> {
-        Box::new(SkipListIter {
-            cursor: self.list.cursor_arc(),
-            target: Vec::new(),
-        })
+        Box::new(EntryIter::new(self.list.cursor_arc()))
     }
 
     fn memory_usage(&self) -> usize {
@@ -182,46 +179,6 @@ impl MemRep for SkipListRep {
     }
 
     fn mark_read_only(&self) {}
-}
-
-struct SkipListIter {
-    cursor: skiplist::ArcCursor<EntryComparator>,
-    target: Vec<u8>,
-}
-
-impl InternalIterator for SkipListIter {
-    fn valid(&self) -> bool {
-        self.cursor.valid()
-    }
-    fn seek_to_first(&mut self) {
-        self.cursor.seek_to_first()
-    }
-    fn seek_to_last(&mut self) {
-        self.cursor.seek_to_last()
-    }
-    fn seek(&mut self, target: &[u8]) {
-        seek_entry(&mut self.target, target);
-        self.cursor.seek(&self.target)
-    }
-    fn seek_for_prev(&mut self, target: &[u8]) {
-        seek_entry(&mut self.target, target);
-        self.cursor.seek_for_prev(&self.target)
-    }
-    fn next(&mut self) {
-        self.cursor.next()
-    }
-    fn prev(&mut self) {
-        self.cursor.prev()
-    }
-    fn key(&self) -> &[u8] {
-        decode_entry(self.cursor.key()).0
-    }
-    fn value(&self) -> &[u8] {
-        decode_entry(self.cursor.key()).1
-    }
-    fn status(&self) -> crate::Result<()> {
-        Ok(())
-    }
 }
 
 // ---- vector ---------------------------------------------------------------
@@ -253,10 +210,7 @@ impl MemRep for VectorRep {
     }
 
     fn iter(self: Arc<Self>) -> Box<dyn InternalIterator> {
-        Box::new(VectorIter {
-            cursor: self.mem.cursor_arc(),
-            target: Vec::new(),
-        })
+        Box::new(EntryIter::new(self.mem.cursor_arc()))
     }
 
     fn memory_usage(&self) -> usize {
@@ -272,12 +226,69 @@ impl MemRep for VectorRep {
     }
 }
 
-struct VectorIter {
-    cursor: vecmem::ArcCursor<EntryComparator>,
+/// The cursor calls both memtables' owning cursors share.
+trait EntryCursor: Send {
+    fn valid(&self) -> bool;
+    fn seek_to_first(&mut self);
+    fn seek_to_last(&mut self);
+    fn seek(&mut self, target: &[u8]);
+    fn seek_for_prev(&mut self, target: &[u8]);
+    fn next(&mut self);
+    fn prev(&mut self);
+    fn entry(&self) -> &[u8];
+}
+
+macro_rules! entry_cursor {
+    ($cursor:ty) => {
+        impl EntryCursor for $cursor {
+            fn valid(&self) -> bool {
+                <$cursor>::valid(self)
+            }
+            fn seek_to_first(&mut self) {
+                <$cursor>::seek_to_first(self)
+            }
+            fn seek_to_last(&mut self) {
+                <$cursor>::seek_to_last(self)
+            }
+            fn seek(&mut self, target: &[u8]) {
+                <$cursor>::seek(self, target)
+            }
+            fn seek_for_prev(&mut self, target: &[u8]) {
+                <$cursor>::seek_for_prev(self, target)
+            }
+            fn next(&mut self) {
+                <$cursor>::next(self)
+            }
+            fn prev(&mut self) {
+                <$cursor>::prev(self)
+            }
+            fn entry(&self) -> &[u8] {
+                <$cursor>::key(self)
+            }
+        }
+    };
+}
+
+entry_cursor!(skiplist::ArcCursor<EntryComparator>);
+entry_cursor!(vecmem::ArcCursor<EntryComparator>);
+
+/// A memtable cursor seen as an [`InternalIterator`]: entries split into
+/// internal key and value, seek targets wrapped as entries.
+struct EntryIter<Cu> {
+    cursor: Cu,
     target: Vec<u8>,
 }
 
-impl InternalIterator for VectorIter {
+impl<Cu: EntryCursor> EntryIter<Cu> {
+    fn new(cursor: Cu) -> Self {
+        EntryIter {
+            cursor,
+            target: Vec::new(),
+        }
+    }
+}
+
+impl<Cu: EntryCursor> InternalIterator for EntryIter<Cu> {
     fn valid(&self) -> bool {
         self.cursor.valid()
     }
@@ -302,10 +313,10 @@ impl InternalIterator for VectorIter {
         self.cursor.prev()
     }
     fn key(&self) -> &[u8] {
-        decode_entry(self.cursor.key()).0
+        decode_entry(self.cursor.entry()).0
     }
     fn value(&self) -> &[u8] {
-        decode_entry(self.cursor.key()).1
+        decode_entry(self.cursor.entry()).1
     }
     fn status(&self) -> crate::Result<()> {
         Ok(())
