@@ -106,6 +106,7 @@ fn table_error(e: crate::table::TableError) -> Error {
 
 /// What a reader needs: every memtable and table file, as of one moment.
 /// Replaced as a whole (copy on write), so a reader holds one `Arc`.
+#[derive(Clone)]
 pub(crate) struct Version {
     pub(crate) mem: Arc<Memtable>,
     /// Frozen memtables waiting for flush, newest first.
@@ -115,18 +116,11 @@ pub(crate) struct Version {
 }
 
 impl Version {
-    fn with(&self, f: impl FnOnce(&mut VersionEdit)) -> Version {
-        let mut edit = VersionEdit {
-            mem: self.mem.clone(),
-            imm: self.imm.clone(),
-            levels: self.levels.clone(),
-        };
-        f(&mut edit);
-        Version {
-            mem: edit.mem,
-            imm: edit.imm,
-            levels: edit.levels,
-        }
+    /// A copy of this version changed by `f`.
+    fn with(&self, f: impl FnOnce(&mut Version)) -> Version {
+        let mut next = self.clone();
+        f(&mut next);
+        next
     }
 
     fn get(&self, user_key: &[u8], seq: u64) -> Result<Option<Vec<u8>>> {
@@ -167,12 +161,6 @@ impl Version {
         }
         MergingIterator::new(children)
     }
-}
-
-struct VersionEdit {
-    mem: Arc<Memtable>,
-    imm: Vec<Arc<Memtable>>,
-    levels: [Vec<Arc<TableFile>>; LEVELS],
 }
 
 struct TableIterAdapter(TableIter);
