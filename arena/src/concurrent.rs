@@ -49,7 +49,7 @@ use crate::{cpu, thread_cache};
 /// - Requests over a quarter shard block go straight to the main arena.
 /// - **Thread cache** (on by default, [`ArenaOptions::thread_cache`]): a
 ///   thread that keeps allocating from an arena takes a *run* of
-///   [`thread_cache_run_size`](Self::thread_cache_run_size) bytes (16 KiB by
+///   [`thread_cache_run_size`](Self::thread_cache_run_size) bytes (32 KiB by
 ///   default) through the path above, and serves requests of up to an eighth
 ///   of it from the run with no atomic operation. Each pass through a spin
 ///   lock is an atomic read-modify-write that waits for the caller's previous
@@ -247,7 +247,7 @@ impl ConcurrentArena {
             })
             .collect();
         // A run is a quarter shard block at most (so it is a shard-path
-        // request), and 16 KiB at most; it serves requests of an eighth of it.
+        // request), and 32 KiB at most; it serves requests of an eighth of it.
         let cache_run = if options.thread_cache {
             (shard_block_size / 4).min(MAX_THREAD_CACHE_RUN)
         } else {
@@ -295,7 +295,7 @@ impl ConcurrentArena {
     }
 
     /// The size of the run a thread's cache takes at a time (0 when the
-    /// thread cache is off): `min(16 KiB, shard_block_size / 4)`. Requests of
+    /// thread cache is off): `min(32 KiB, shard_block_size / 4)`. Requests of
     /// at most an eighth of it are served from the run.
     pub fn thread_cache_run_size(&self) -> usize {
         self.inner().cache_run

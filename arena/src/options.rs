@@ -33,7 +33,7 @@ pub const MAX_SHARD_BLOCK_SIZE: usize = 128 << 10;
 
 /// Largest run a thread of a [`ConcurrentArena`] caches (see
 /// [`ArenaOptions::thread_cache`]).
-pub const MAX_THREAD_CACHE_RUN: usize = 16 << 10;
+pub const MAX_THREAD_CACHE_RUN: usize = 32 << 10;
 
 /// Where an arena's blocks come from.
 ///
@@ -148,7 +148,7 @@ impl ArenaOptions {
     }
 
     /// [`ConcurrentArena`] only: whether each thread caches a run of the
-    /// arena (at most 16 KiB) and serves small requests from it with no
+    /// arena (at most 32 KiB) and serves small requests from it with no
     /// atomic operation (on by default). Off, every allocation takes a spin
     /// lock as in RocksDB, which costs an atomic read-modify-write per
     /// allocation; on, the lock is taken once per run, and up to one run per
