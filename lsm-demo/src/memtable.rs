@@ -6,8 +6,8 @@
 //! time; the vector appends unordered and sorts once when read after being
 //! frozen, which suits bulk loads.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::{Arc, Mutex};
 
 use crate::batch::WriteBatch;
 use crate::iter::InternalIterator;
@@ -145,23 +145,39 @@ fn for_each_entry(
 
 struct SkipListRep {
     list: Arc<skiplist::SkipList<EntryComparator>>,
+    /// The hint of inserts made one at a time (RocksDB's sequential splice):
+    /// where the last serial insert landed, so that ascending keys insert
+    /// in O(1). Only serial inserts take it, with `try_lock`: it is never
+    /// waited for.
+    serial_hint: Mutex<skiplist::Splice>,
 }
 
 impl SkipListRep {
     fn new(arena: arena::ConcurrentArena) -> Self {
         SkipListRep {
             list: Arc::new(skiplist::SkipList::with_arena(EntryComparator, arena)),
+            serial_hint: Mutex::new(skiplist::Splice::new()),
         }
     }
 }
 
 impl MemRep for SkipListRep {
-    fn insert_batch(&self, first_seq: u64, batch: &WriteBatch, _concurrent: bool) {
+    fn insert_batch(&self, first_seq: u64, batch: &WriteBatch, concurrent: bool) {
+        // Concurrent inserts would fight over one hint and spoil it for each
+        // other; they search from the head.
+        let mut hint = if concurrent {
+            None
+        } else {
+            self.serial_hint.try_lock().ok()
+        };
         for_each_entry(first_seq, batch, |len, fill| {
             let mut slot = self.list.reserve(len);
             fill(slot.as_mut());
             // The engine never inserts one internal key twice: sequences are unique.
-            let inserted = self.list.insert_reserved(slot);
+            let inserted = match hint.as_deref_mut() {
+                Some(hint) => self.list.insert_reserved_with_hint(slot, hint),
+                None => self.list.insert_reserved(slot),
+            };
             debug_assert!(inserted, "duplicate internal key");
         });
     }

@@ -605,7 +605,7 @@ fn thread_body(
                     let off = rng.random_range(0..pool.len() - a.value_size);
                     batch.put(&key, &pool[off..off + a.value_size]);
                 }
-                db.write_opt(std::mem::take(&mut batch), &wo)
+                db.write_and_clear(&mut batch, &wo)
                     .map_err(|e| e.to_string())?;
                 let before = i;
                 i += n;
