@@ -22,7 +22,11 @@
 //!   one `Condvar` (written below): followers queue their record under the
 //!   lock and wait for `notify_all`; a leader takes the whole queue, appends
 //!   it outside the lock, then wakes everyone.
-//! - `ours_tree_off`: `WriteGroup` with the tree wake-up off.
+//! - `ours_tree_off`: `WriteGroup` with the tree wake-up off. The leader
+//!   keeps the sink in a `write_group::LeaderCell` rather than a `Mutex`:
+//!   only one leader runs at a time, so the cell hands it `&mut Sink` with
+//!   no second lock. That is how a user should write it; the mutex
+//!   contenders keep their mutex, which is their whole synchronisation.
 //! - `ours_tree_on`: `WriteGroup` with the default options (tree from 20
 //!   members).
 //!
@@ -52,7 +56,7 @@ use std::sync::{Barrier, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use write_group::{Commit, FanOut, GroupMembers, Lead, Options, WriteGroup};
+use write_group::{Commit, FanOut, GroupMembers, Lead, LeaderCell, Options, WriteGroup};
 
 const RECORD: usize = 120;
 type Record = [u8; RECORD];
@@ -226,8 +230,10 @@ impl Contender for CondvarGroup {
 }
 
 /// `write-group`'s side: the leader appends the group's records at once.
+/// The sink is in a `LeaderCell`, not a `Mutex`: only the group's leader of
+/// the moment touches it, which the cell proves without a second lock.
 struct OursCommit {
-    sink: Mutex<Sink>,
+    sink: LeaderCell<Sink>,
     variant: Variant,
 }
 
@@ -240,7 +246,8 @@ impl Commit<Record> for OursCommit {
     }
 
     fn lead(&self, group: &mut GroupMembers<'_, Record>) -> Result<Lead<()>, ()> {
-        self.sink.lock().unwrap().append(group.iter());
+        let (sink, records) = self.sink.get_with_members(group);
+        sink.append(records.iter());
         Ok(if self.variant == Variant::Parallel {
             Lead::parallel(())
         } else {
@@ -262,13 +269,12 @@ struct Ours {
 
 impl Ours {
     fn new(variant: Variant, options: Options) -> Self {
-        Self {
-            group: WriteGroup::new(options),
-            commit: OursCommit {
-                sink: Mutex::new(Sink::new(variant)),
-                variant,
-            },
-        }
+        let group = WriteGroup::new(options);
+        let commit = OursCommit {
+            sink: group.leader_cell(Sink::new(variant)),
+            variant,
+        };
+        Self { group, commit }
     }
 }
 

@@ -236,6 +236,8 @@ pub struct GroupMembers<'g, T> {
     leader: *const Waiter<T>,
     len: usize,
     bytes: usize,
+    /// The id of the write group this is the leader's view of.
+    group_id: u64,
     _items: PhantomData<&'g mut T>,
 }
 
@@ -255,15 +257,29 @@ impl<'g, T> GroupMembers<'g, T> {
     ///
     /// `leader` and the `len - 1` waiters after it (through `link_newer`)
     /// must be live, hold an item, and have their items accessed by nobody
-    /// else for `'g`.
+    /// else for `'g`; the view must be built only for the `lead` call of the
+    /// current leader of the write group `group_id` names (it proves
+    /// leadership to a [`LeaderCell`](crate::LeaderCell)).
     #[inline]
-    pub(crate) unsafe fn new(leader: *const Waiter<T>, len: usize, bytes: usize) -> Self {
+    pub(crate) unsafe fn new(
+        leader: *const Waiter<T>,
+        len: usize,
+        bytes: usize,
+        group_id: u64,
+    ) -> Self {
         Self {
             leader,
             len,
             bytes,
+            group_id,
             _items: PhantomData,
         }
+    }
+
+    /// The id of the write group whose leader holds this view.
+    #[inline]
+    pub(crate) fn group_id(&self) -> u64 {
+        self.group_id
     }
 
     /// The number of members, leader included (at least 1).
@@ -337,31 +353,26 @@ impl<'a, T> IntoIterator for &'a mut GroupMembers<'_, T> {
 ///
 /// # Safety
 ///
-/// `waiter` must be live and hold an item that nobody mutates during `'a`.
+/// `waiter` must be live and hold an item (not be an unbatched entry, nor
+/// finished) that nobody mutates during `'a`.
 #[inline]
 pub(crate) unsafe fn item_ref<'a, T>(waiter: *const Waiter<T>) -> &'a T {
-    // SAFETY: the caller guarantees the waiter is live and its item shared.
-    let item = unsafe { (*waiter).item.with(|item| &*item) };
-    match item {
-        Some(item) => item,
-        None => unreachable!("a grouped writer always holds an item"),
-    }
+    // SAFETY: the caller guarantees the waiter is live and its item
+    // initialised and shared.
+    unsafe { (*waiter).item.with(|item| (*item).assume_init_ref()) }
 }
 
 /// The item of a live waiter, mutably.
 ///
 /// # Safety
 ///
-/// `waiter` must be live and hold an item that nobody else accesses during
-/// `'a`.
+/// `waiter` must be live and hold an item (not be an unbatched entry, nor
+/// finished) that nobody else accesses during `'a`.
 #[inline]
 pub(crate) unsafe fn item_mut<'a, T>(waiter: *const Waiter<T>) -> &'a mut T {
-    // SAFETY: the caller guarantees the waiter is live and its item ours.
-    let item = unsafe { (*waiter).item.with_mut(|item| &mut *item) };
-    match item {
-        Some(item) => item,
-        None => unreachable!("a grouped writer always holds an item"),
-    }
+    // SAFETY: the caller guarantees the waiter is live and its item
+    // initialised and ours.
+    unsafe { (*waiter).item.with_mut(|item| (*item).assume_init_mut()) }
 }
 
 /// Steps from a member to the next one.

@@ -4,6 +4,7 @@
 use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::ptr;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
@@ -11,6 +12,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use crossbeam_utils::CachePadded;
 
 use crate::commit::{ApplyMode, Commit, GroupMembers, Lead, WriteError, item_mut, item_ref};
+use crate::leader_cell::{LeaderCell, next_group_id};
 use crate::options::Options;
 use crate::stats::{Counters, Stats};
 use crate::sync::{self, AtomicPtr, AtomicU32, AtomicUsize, OwnedFutex, UnsafeCell};
@@ -105,6 +107,8 @@ pub struct WriteGroup<T, C> {
     join_credit: YieldCredit,
     /// Yield credit of parallel members waiting for their group to complete.
     complete_credit: YieldCredit,
+    /// Process-unique: binds [`LeaderCell`]s to this group.
+    id: u64,
     _commit: PhantomData<fn(&C)>,
 }
 
@@ -153,10 +157,26 @@ struct Node<T, C: Commit<T>> {
 }
 
 impl<T, C: Commit<T>> Node<T, C> {
+    /// A write's node, holding its item.
     #[inline]
-    fn new(item: Option<T>, size: usize, no_slowdown: bool) -> Self {
+    fn new(item: T, size: usize, no_slowdown: bool) -> Self {
+        Self::with_waiter(Waiter::new(
+            MaybeUninit::new(item),
+            size,
+            no_slowdown,
+            false,
+        ))
+    }
+
+    /// An unbatched entry's node, with no item.
+    fn unbatched() -> Self {
+        Self::with_waiter(Waiter::new(MaybeUninit::uninit(), 0, false, true))
+    }
+
+    #[inline]
+    fn with_waiter(waiter: Waiter<T>) -> Self {
         Self {
-            waiter: Waiter::new(item, size, no_slowdown),
+            waiter,
             group: UnsafeCell::new(ptr::null()),
             outcome: UnsafeCell::new(Outcome::Applied),
         }
@@ -186,33 +206,39 @@ impl<T, C: Commit<T>> Node<T, C> {
         unsafe { (*Self::of(waiter)).outcome.with_mut(|slot| *slot = outcome) };
     }
 
-    /// Turns the finished node into the write's result, resuming a panic
+    /// Turns the finished node of a write into its result, resuming a panic
     /// owed to this thread. Takes the item and outcome out in place rather
-    /// than moving the node (a memcpy of the whole node per write).
+    /// than moving the node (a memcpy of the whole node per write), the item
+    /// first, so that a resumed panic drops it.
     ///
     /// # Safety
     ///
-    /// Nobody else refers to the node any more.
+    /// The node is a write's (not an unbatched entry's), called once, and
+    /// nobody else refers to it any more.
     #[inline]
     unsafe fn finish(&self, deferred: Option<Panic>) -> Result<T, WriteError<C::Error>> {
-        // SAFETY: the caller's contract: the node is ours alone now.
+        // SAFETY: the caller's contract: the node is ours alone now, and its
+        // item initialised and not taken yet; it is not read again.
+        let item = unsafe { self.waiter.item.with_mut(|slot| (*slot).assume_init_read()) };
+        // SAFETY: as above.
         let outcome = unsafe {
             self.outcome
                 .with_mut(|slot| ptr::replace(slot, Outcome::Applied))
         };
-        let result = match outcome {
+        let error = match outcome {
+            Outcome::Applied => None,
+            Outcome::Failed(error) => Some(WriteError::Group(error)),
+            Outcome::Stalled => Some(WriteError::Stalled),
+            Outcome::LeaderPanicked => Some(WriteError::LeaderPanicked),
             Outcome::Panicked(panic) => resume_unwind(panic),
-            Outcome::Applied => Ok(()),
-            Outcome::Failed(error) => Err(WriteError::Group(error)),
-            Outcome::Stalled => Err(WriteError::Stalled),
-            Outcome::LeaderPanicked => Err(WriteError::LeaderPanicked),
         };
         if let Some(panic) = deferred {
             resume_unwind(panic);
         }
-        // SAFETY: as above.
-        let item = unsafe { self.waiter.item.with_mut(|slot| (*slot).take()) };
-        result.map(|()| item.unwrap_or_else(|| unreachable!("a write's node holds its item")))
+        match error {
+            None => Ok(item),
+            Some(error) => Err(error),
+        }
     }
 }
 
@@ -291,8 +317,26 @@ impl<T, C> WriteGroup<T, C> {
             counters: CachePadded::new(Counters::default()),
             join_credit: YieldCredit::default(),
             complete_credit: YieldCredit::default(),
+            id: next_group_id(),
             _commit: PhantomData,
         }
+    }
+
+    /// The group's process-unique id.
+    #[inline]
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// A [`LeaderCell`] bound to this group: state that this group's leaders
+    /// borrow mutably without a lock.
+    ///
+    /// # Examples
+    ///
+    /// See [`LeaderCell`].
+    #[must_use]
+    pub fn leader_cell<S>(&self, value: S) -> LeaderCell<S> {
+        LeaderCell::new(self, value)
     }
 
     /// The options the group was built with.
@@ -785,14 +829,20 @@ where
     pub fn write(&self, commit: &C, item: T) -> Result<T, WriteError<C::Error>> {
         let size = commit.size(&item);
         let no_slowdown = commit.no_slowdown(&item);
-        let owned = Node::<T, C>::new(Some(item), size, no_slowdown);
+        let owned = Node::<T, C>::new(item, size, no_slowdown);
         // From here the node stays put: others reach it through raw pointers
         // until it is completed (or, as leader, completes everyone else).
         let node = &owned;
         let me = node.as_waiter();
         let leads_at_once = match self.link(me, no_slowdown, false) {
             Ok(leads) => leads,
-            Err(()) => return Err(WriteError::Stalled),
+            Err(()) => {
+                // SAFETY: the node was never linked, so it is ours alone;
+                // this is its only `finish`. It gives the item back to be
+                // dropped (the node's `MaybeUninit` would leak it).
+                drop(unsafe { owned.finish(None) });
+                return Err(WriteError::Stalled);
+            }
         };
         let armed = AbortOnUnwind;
         let deferred = if leads_at_once {
@@ -847,7 +897,7 @@ where
     /// });
     /// ```
     pub fn enter_unbatched(&self) -> UnbatchedGuard<'_, T, C> {
-        let node = Box::into_raw(Box::new(Node::<T, C>::new(None, 0, false)));
+        let node = Box::into_raw(Box::new(Node::<T, C>::unbatched()));
         let me = node.cast_const().cast::<Waiter<T>>();
         let leads_at_once = match self.link(me, false, true) {
             Ok(leads) => leads,
@@ -870,7 +920,7 @@ where
         self.counters.group(formed.len);
         // SAFETY: the members wait for a role and only we touch their items
         // until we launch or complete them.
-        let mut members = unsafe { GroupMembers::new(me, formed.len, formed.bytes) };
+        let mut members = unsafe { GroupMembers::new(me, formed.len, formed.bytes, self.id) };
         let led = catch_unwind(AssertUnwindSafe(|| commit.lead(&mut members)));
         let deferred = match led {
             Err(panic) => {
@@ -880,10 +930,14 @@ where
             }
             // SAFETY: as above.
             Ok(Err(error)) => unsafe { self.exit_group(formed, me, Exit::Failed(error)) },
+            // SAFETY: as above.
+            Ok(Ok(Lead { token, .. })) if formed.len == 1 => unsafe {
+                self.finish_alone(commit, formed, token)
+            },
             Ok(Ok(Lead {
                 mode: ApplyMode::Parallel,
                 token,
-            })) if formed.len > 1 => {
+            })) => {
                 // SAFETY: as above; `node` is ours.
                 unsafe { self.run_parallel(commit, node, formed, token) }
             }
@@ -1058,6 +1112,28 @@ where
             }
         }
         (formed, panic)
+    }
+
+    /// Applies, publishes and exits a successful group of one: what
+    /// `apply_serially` and `exit_group` do, without their walks over the
+    /// members (the common case when writes do not overlap).
+    ///
+    /// # Safety
+    ///
+    /// We lead `formed`, a group of one: our own write.
+    #[inline]
+    unsafe fn finish_alone(&self, commit: &C, formed: Formed<T>, token: C::Token) -> Option<Panic> {
+        let me = formed.leader;
+        // SAFETY: our own node; only we touch its item and outcome.
+        let item = unsafe { item_mut(me) };
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| commit.apply(item, &token))) {
+            // SAFETY: as above.
+            unsafe { Node::<T, C>::set_outcome(me, Outcome::Panicked(panic)) };
+        }
+        let deferred = catch_unwind(AssertUnwindSafe(|| commit.publish(token))).err();
+        // SAFETY: we lead the group `formed` describes, which is over.
+        unsafe { self.hand_off(formed.last, formed.successor) };
+        deferred
     }
 
     /// Applies every member's item on the leader's thread.
@@ -1326,6 +1402,12 @@ impl<T, C: Commit<T>> fmt::Debug for UnbatchedGuard<'_, T, C> {
 }
 
 impl<T, C: Commit<T>> UnbatchedGuard<'_, T, C> {
+    /// The id of the group whose leadership the guard holds.
+    #[inline]
+    pub(crate) fn group_id(&self) -> u64 {
+        self.group.id
+    }
+
     /// How many writers (and unbatched entries) are queued behind this
     /// guard, waiting for it.
     ///

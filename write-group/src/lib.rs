@@ -29,6 +29,14 @@
 //! [`WriteGroup::stall`] holds new writes back (or fails the ones that asked
 //! not to wait) while background work catches up.
 //!
+//! State that only the group step touches (the log file, its buffer, the
+//! next sequence number) needs no lock of its own: a [`LeaderCell`] bound to
+//! the write group hands `lead` a `&mut` to it on proof of leadership (the
+//! `&mut GroupMembers` it is given, or an [`UnbatchedGuard`]). One leader
+//! runs at a time and leadership passes with Release/Acquire, so a mutex
+//! around such state would only add two uncontended atomic operations per
+//! group.
+//!
 //! # When to use it
 //!
 //! When many threads write to something that serialises anyway and has a
@@ -67,15 +75,15 @@
 //!
 //! # Example
 //!
-//! An append-only log whose groups share one "sync":
+//! An append-only log whose groups share one "sync"; the log lives in a
+//! [`LeaderCell`], since only leaders touch it:
 //!
 //! ```
-//! use write_group::{Commit, GroupMembers, Lead, Options, WriteGroup};
-//! use std::sync::Mutex;
+//! use write_group::{Commit, GroupMembers, Lead, LeaderCell, Options, WriteGroup};
 //!
 //! struct Log {
-//!     bytes: Mutex<Vec<u8>>,
-//!     syncs: Mutex<usize>,
+//!     bytes: LeaderCell<Vec<u8>>,
+//!     syncs: LeaderCell<usize>,
 //! }
 //!
 //! impl Commit<Vec<u8>> for Log {
@@ -87,17 +95,17 @@
 //!     }
 //!
 //!     fn lead(&self, group: &mut GroupMembers<'_, Vec<u8>>) -> Result<Lead<()>, Self::Error> {
-//!         let mut bytes = self.bytes.lock().unwrap();
-//!         for record in group.iter() {
+//!         let (bytes, members) = self.bytes.get_with_members(group);
+//!         for record in members.iter() {
 //!             bytes.extend_from_slice(record);
 //!         }
-//!         *self.syncs.lock().unwrap() += 1; // one sync for the whole group
+//!         *self.syncs.get(group) += 1; // one sync for the whole group
 //!         Ok(Lead::serial(()))
 //!     }
 //! }
 //!
-//! let log = Log { bytes: Mutex::new(Vec::new()), syncs: Mutex::new(0) };
 //! let group = WriteGroup::new(Options::default());
+//! let log = Log { bytes: group.leader_cell(Vec::new()), syncs: group.leader_cell(0) };
 //! std::thread::scope(|s| {
 //!     for _ in 0..8 {
 //!         s.spawn(|| {
@@ -107,8 +115,8 @@
 //!         });
 //!     }
 //! });
-//! assert_eq!(log.bytes.lock().unwrap().len(), 8 * 50 * 120);
-//! assert!(*log.syncs.lock().unwrap() <= 8 * 50);
+//! assert_eq!(log.bytes.into_inner().len(), 8 * 50 * 120);
+//! assert!(log.syncs.into_inner() <= 8 * 50);
 //! assert_eq!(group.stats().members, 8 * 50);
 //! ```
 //!
@@ -121,6 +129,7 @@
 
 mod commit;
 mod group;
+mod leader_cell;
 mod options;
 mod stats;
 mod sync;
@@ -128,6 +137,7 @@ mod waiter;
 
 pub use commit::{ApplyMode, Commit, GroupMembers, Iter, IterMut, Lead, WriteError};
 pub use group::{UnbatchedGuard, WriteGroup};
+pub use leader_cell::LeaderCell;
 pub use options::{FanOut, Options};
 pub use stats::{GROUP_SIZE_BUCKETS, Stats};
 

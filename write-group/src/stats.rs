@@ -89,8 +89,10 @@ impl Stats {
 /// The live counters behind [`Stats`].
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
-    groups: AtomicU64,
-    members: AtomicU64,
+    /// Members of groups of two or more: a group of one is counted by its
+    /// bucket of `group_sizes` alone, so that a lone writer bumps one
+    /// counter. `groups` and `members` are derived in `snapshot`.
+    members_of_larger: AtomicU64,
     leader_wakeups: AtomicU64,
     caller_wakeups: AtomicU64,
     futex_sleeps: AtomicU64,
@@ -120,8 +122,15 @@ impl Counters {
     /// Counts a group; only its leader calls this.
     #[inline]
     pub(crate) fn group(&self, size: usize) {
-        bump_as_leader(&self.groups, 1);
-        bump_as_leader(&self.members, size as u64);
+        if size <= 1 {
+            bump_as_leader(&self.group_sizes[0], 1);
+        } else {
+            self.larger_group(size);
+        }
+    }
+
+    fn larger_group(&self, size: usize) {
+        bump_as_leader(&self.members_of_larger, size as u64);
         bump_as_leader(&self.group_sizes[Stats::bucket_of(size)], 1);
     }
 
@@ -159,23 +168,24 @@ impl Counters {
     pub(crate) fn snapshot(&self) -> Stats {
         // Relaxed: see `bump`.
         let read = |counter: &AtomicU64| counter.load(Relaxed);
+        let group_sizes: [u64; GROUP_SIZE_BUCKETS] =
+            std::array::from_fn(|i| read(&self.group_sizes[i]));
         Stats {
-            groups: read(&self.groups),
-            members: read(&self.members),
+            groups: group_sizes.iter().sum(),
+            members: group_sizes[0] + read(&self.members_of_larger),
             leader_wakeups: read(&self.leader_wakeups),
             caller_wakeups: read(&self.caller_wakeups),
             futex_sleeps: read(&self.futex_sleeps),
             spin_successes: read(&self.spin_successes),
             yield_successes: read(&self.yield_successes),
-            group_sizes: std::array::from_fn(|i| read(&self.group_sizes[i])),
+            group_sizes,
         }
     }
 
     pub(crate) fn reset(&self) {
         // Relaxed: see `bump`.
         let zero = |counter: &AtomicU64| counter.store(0, Relaxed);
-        zero(&self.groups);
-        zero(&self.members);
+        zero(&self.members_of_larger);
         zero(&self.leader_wakeups);
         zero(&self.caller_wakeups);
         zero(&self.futex_sleeps);

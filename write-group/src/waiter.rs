@@ -29,6 +29,8 @@
 //! own futex. Under loom the spin yields to the model and the yield phase is
 //! compiled out (it depends on wall-clock time).
 
+use std::mem::MaybeUninit;
+
 use crate::sync::{AtomicPtr, OwnedFutex, UnsafeCell};
 
 /// Queued, waiting for a role.
@@ -65,8 +67,11 @@ pub(crate) struct Waiter<T> {
     /// The next newer writer, filled in lazily by leaders (null until then,
     /// and for the newest).
     pub(crate) link_newer: AtomicPtr<Waiter<T>>,
-    /// The work item; `None` only for an unbatched entry.
-    pub(crate) item: UnsafeCell<Option<T>>,
+    /// The work item: initialised from creation until its owner takes it
+    /// back in `Node::finish`, except in an unbatched entry, which has none.
+    /// Not an `Option`, whose tag would cost a write and a check per write
+    /// and a second copy of the item when taken out.
+    pub(crate) item: UnsafeCell<MaybeUninit<T>>,
     /// The item's size for the group's byte cap.
     pub(crate) size: usize,
     /// Fail rather than wait when the group is stalled.
@@ -76,10 +81,15 @@ pub(crate) struct Waiter<T> {
 }
 
 impl<T> Waiter<T> {
-    /// A waiter in state `WAITING`, owned by the calling thread.
+    /// A waiter in state `WAITING`, owned by the calling thread; `item` is
+    /// uninitialised exactly when `unbatched`.
     #[inline]
-    pub(crate) fn new(item: Option<T>, size: usize, no_slowdown: bool) -> Self {
-        let unbatched = item.is_none();
+    pub(crate) fn new(
+        item: MaybeUninit<T>,
+        size: usize,
+        no_slowdown: bool,
+        unbatched: bool,
+    ) -> Self {
         Self {
             futex: OwnedFutex::new(WAITING),
             link_older: AtomicPtr::new(std::ptr::null_mut()),

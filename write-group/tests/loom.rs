@@ -359,3 +359,51 @@ fn a_stall_holds_or_fails_writers_and_its_release_lets_them_on() {
         check_log(&model, 1);
     });
 }
+
+/// Counts writes in a `LeaderCell` holding a loom cell: `lead` increments it
+/// with no mutex, so loom reports a race if two leaders' accesses are not
+/// ordered by the hand-off.
+struct CellCounter {
+    count: write_group::LeaderCell<UnsafeCell<usize>>,
+}
+
+impl Commit<usize> for CellCounter {
+    type Token = ();
+    type Error = ();
+
+    fn lead(&self, group: &mut GroupMembers<'_, usize>) -> Result<Lead<()>, ()> {
+        let len = group.len();
+        self.count.get(group).with_mut(|count| {
+            // SAFETY: the `&mut` from the leader cell makes us its only user;
+            // loom checks that the previous leader's access happened before.
+            unsafe { *count += len };
+        });
+        Ok(Lead::serial(()))
+    }
+}
+
+#[test]
+fn leader_cell_counter_without_mutex() {
+    loom::model(|| {
+        let group = Arc::new(WriteGroup::new(loom_options()));
+        let counter = Arc::new(CellCounter {
+            count: group.leader_cell(UnsafeCell::new(0)),
+        });
+        let handles: Vec<_> = (0..2)
+            .map(|id| {
+                let (group, counter) = (group.clone(), counter.clone());
+                thread::spawn(move || group.write(&*counter, id))
+            })
+            .collect();
+        for (id, handle) in handles.into_iter().enumerate() {
+            assert_eq!(handle.join().unwrap(), Ok(id));
+        }
+        // An unbatched entry is a leader too: it reads both increments.
+        let mut entry = group.enter_unbatched();
+        let count = counter.count.get_unbatched(&mut entry).with(|count| {
+            // SAFETY: as in `lead`.
+            unsafe { *count }
+        });
+        assert_eq!(count, 2);
+    });
+}

@@ -348,3 +348,85 @@ fn stalls_and_unbatched_entries_interleaved_with_writers() {
         .count();
     assert_eq!(applied, applied_writes);
 }
+
+/// Leaders keep a plain (non-atomic) counter and a checksum in a
+/// `LeaderCell`, with no lock; unbatched entries, another kind of leader,
+/// check and reset a copy of it while writes run.
+struct CellTally {
+    tally: write_group::LeaderCell<(u64, u64)>,
+    /// Writes seen by unbatched entries, when each reset the counter.
+    drained: AtomicU64,
+}
+
+impl Commit<u64> for CellTally {
+    type Token = ();
+    type Error = ();
+
+    fn lead(&self, group: &mut GroupMembers<'_, u64>) -> Result<Lead<()>, ()> {
+        let (tally, members) = self.tally.get_with_members(group);
+        for value in members.iter() {
+            // Read-modify-write of plain integers: a lost update shows up
+            // in the final count.
+            tally.0 += 1;
+            tally.1 = tally.1.wrapping_add(*value);
+        }
+        Ok(Lead::parallel(()))
+    }
+}
+
+#[test]
+fn leader_cell_counts_every_write_under_contention() {
+    let writes: u64 = if cfg!(debug_assertions) {
+        2_000
+    } else {
+        20_000
+    };
+    for options in [
+        Options::default(),
+        Options {
+            spin_count: 0,
+            max_yield_usec: 0,
+            ..Options::default()
+        },
+    ] {
+        let group = std::sync::Arc::new(WriteGroup::new(options));
+        let commit = std::sync::Arc::new(CellTally {
+            tally: group.leader_cell((0, 0)),
+            drained: AtomicU64::new(0),
+        });
+        let (group2, commit2) = (group.clone(), commit.clone());
+        with_watchdog("leader cell", move || {
+            let (group, commit) = (&*group2, &*commit2);
+            thread::scope(|s| {
+                for thread in 0..THREADS as u64 {
+                    s.spawn(move || {
+                        for i in 0..writes {
+                            let value = thread * writes + i;
+                            assert_eq!(group.write(commit, value), Ok(value));
+                        }
+                    });
+                }
+                s.spawn(move || {
+                    for _ in 0..50 {
+                        let mut entry = group.enter_unbatched();
+                        let tally = commit.tally.get_unbatched(&mut entry);
+                        // Relaxed: only this thread writes it.
+                        commit.drained.fetch_add(tally.0, Relaxed);
+                        tally.0 = 0;
+                        drop(entry);
+                        thread::yield_now();
+                    }
+                });
+            });
+        });
+        let total = THREADS as u64 * writes;
+        let (count, sum) = std::sync::Arc::try_unwrap(commit)
+            .ok()
+            .map(|c| (c.drained.into_inner(), c.tally.into_inner()))
+            .map(|(drained, (count, sum))| (drained + count, sum))
+            .expect("the writers are done");
+        assert_eq!(count, total, "every write counted once");
+        assert_eq!(sum, (0..total).fold(0_u64, u64::wrapping_add));
+        assert_eq!(group.stats().members, total);
+    }
+}
