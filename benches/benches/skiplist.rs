@@ -11,8 +11,10 @@
 //! | `skiplist_lookup/<contender>/<T>t` | N point lookups of present keys in random order, T threads (1, 2) |
 //! | `skiplist_scan/<contender>` | one full in-order scan of N entries |
 //!
-//! Contenders: `skiplist` (this workspace; key and value encoded in one
-//! entry, written in place with `reserve`), `skipmap`
+//! Contenders: `skiplist` (this workspace, `SkipList::new`: arena blocks
+//! from the global allocator on 4 KiB pages; key and value encoded in one
+//! entry, written in place with `reserve`), `skiplist_thp` (the same list on
+//! an arena of 2 MiB blocks backed by transparent huge pages), `skipmap`
 //! (`crossbeam_skiplist::SkipMap<[u8; 16], [u8; 100]>`), `skipset`
 //! (`SkipSet<[u8; 116]>`, the entry as one key, like ours) and
 //! `mutex_btreemap` (`std::sync::Mutex<BTreeMap<[u8; 16], [u8; 100]>>`).
@@ -27,6 +29,7 @@
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
+use arena::{ArenaOptions, HugePages};
 use crossbeam_skiplist::{SkipMap, SkipSet};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
@@ -95,13 +98,26 @@ trait Contender: Sync {
     fn scan(&self) -> usize;
 }
 
-struct Ours(SkipList);
+/// Ours with `SkipList::new` (arena blocks from the global allocator, 4 KiB
+/// pages) when `THP` is false; with an arena of 2 MiB blocks backed by
+/// transparent huge pages (`HugePages::Transparent`, as the engine's
+/// memtables use) when it is true.
+struct Ours<const THP: bool>(SkipList);
 
-impl Contender for Ours {
-    const NAME: &'static str = "skiplist";
+impl<const THP: bool> Contender for Ours<THP> {
+    const NAME: &'static str = if THP { "skiplist_thp" } else { "skiplist" };
 
     fn new() -> Self {
-        Self(SkipList::new(BytewiseComparator))
+        if THP {
+            let arena = ArenaOptions::new()
+                .block_size(2 << 20)
+                .huge_pages(HugePages::Transparent)
+                .build_concurrent()
+                .expect("valid arena options");
+            Self(SkipList::with_arena(BytewiseComparator, arena))
+        } else {
+            Self(SkipList::new(BytewiseComparator))
+        }
     }
 
     #[inline]
@@ -295,7 +311,8 @@ fn report_memory_one<C: Contender>(keys: &[Key], arena: impl Fn(&C) -> Option<us
 fn report_memory(data: &Data) {
     let n = data.random.len();
     eprintln!("memory per entry ({n} random entries of {KEY} + {VALUE} bytes, one thread):");
-    report_memory_one::<Ours>(&data.random, |c| Some(c.0.memory_usage()));
+    report_memory_one::<Ours<false>>(&data.random, |c| Some(c.0.memory_usage()));
+    report_memory_one::<Ours<true>>(&data.random, |c| Some(c.0.memory_usage()));
     report_memory_one::<Map>(&data.random, |_| None);
     report_memory_one::<Set>(&data.random, |_| None);
     report_memory_one::<Locked>(&data.random, |_| None);
@@ -370,7 +387,7 @@ fn insert_sequential(c: &mut Criterion, data: &Data) {
             total
         });
     });
-    sequential_one::<Ours>(&mut group, keys, "skiplist_no_hint");
+    sequential_one::<Ours<false>>(&mut group, keys, "skiplist_no_hint");
     sequential_one::<Map>(&mut group, keys, Map::NAME);
     sequential_one::<Set>(&mut group, keys, Set::NAME);
     sequential_one::<Locked>(&mut group, keys, Locked::NAME);
@@ -445,19 +462,22 @@ fn benches(c: &mut Criterion) {
     report_memory(&data);
 
     let threads = [1, 2, 4];
-    insert_random::<Ours>(c, &data, &threads);
+    insert_random::<Ours<false>>(c, &data, &threads);
+    insert_random::<Ours<true>>(c, &data, &threads);
     insert_random::<Map>(c, &data, &threads);
     insert_random::<Set>(c, &data, &threads);
     insert_random::<Locked>(c, &data, &threads);
 
     insert_sequential(c, &data);
 
-    lookup::<Ours>(c, &data);
+    lookup::<Ours<false>>(c, &data);
+    lookup::<Ours<true>>(c, &data);
     lookup::<Map>(c, &data);
     lookup::<Set>(c, &data);
     lookup::<Locked>(c, &data);
 
-    scan::<Ours>(c, &data);
+    scan::<Ours<false>>(c, &data);
+    scan::<Ours<true>>(c, &data);
     scan::<Map>(c, &data);
     scan::<Set>(c, &data);
     scan::<Locked>(c, &data);

@@ -172,11 +172,17 @@ fn waves_of_four_writers(with_hints: bool) {
         let list = SkipList::new(BytewiseComparator);
         let state = State::new();
         let done = AtomicBool::new(false);
+        // The writers start once the reader runs: on a loaded 2-core machine
+        // the reader could otherwise be scheduled only after they finished.
+        let reader_running = AtomicBool::new(false);
         let barrier = Barrier::new(WRITERS as usize);
         let reads = std::thread::scope(|s| {
             let reader = s.spawn(|| {
                 let mut rng = SmallRng::seed_from_u64(round as u64);
                 let mut reads = 0;
+                // Relaxed: only tells the writers when to start; it orders
+                // no data.
+                reader_running.store(true, Ordering::Relaxed);
                 // Relaxed: only tells the reader when to stop; the final
                 // check below runs after the join.
                 while !done.load(Ordering::Relaxed) {
@@ -188,7 +194,12 @@ fn waves_of_four_writers(with_hints: bool) {
             let writers: Vec<_> = (0..WRITERS)
                 .map(|t| {
                     let (list, state, barrier) = (&list, &state, &barrier);
+                    let reader_running = &reader_running;
                     s.spawn(move || {
+                        // Relaxed: a start signal only (see its declaration).
+                        while !reader_running.load(Ordering::Relaxed) {
+                            std::thread::yield_now();
+                        }
                         let mut hint = Splice::new();
                         for wave in 0..waves as u64 {
                             let k = (wave * WRITERS + t) % K;
