@@ -26,10 +26,10 @@
 //! -- --warm-up-time 0.2 --measurement-time 0.5 insert_random`.
 #![allow(missing_docs)]
 
+use arena::{ArenaOptions, HugePages};
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use arena::{ArenaOptions, HugePages};
 use crossbeam_skiplist::{SkipMap, SkipSet};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
