@@ -216,12 +216,7 @@ impl MemRep for VectorRep {
         // One writer per batch: the shared vector's lock is taken once, when
         // the writer finishes, and the entries become visible together.
         let mut writer = self.mem.writer();
-        let mut buf = Vec::new();
-        for_each_entry(first_seq, batch, |len, fill| {
-            buf.resize(len, 0);
-            fill(&mut buf);
-            writer.insert(&buf);
-        });
+        for_each_entry(first_seq, batch, |len, fill| writer.insert_with(len, fill));
         writer.finish();
     }
 

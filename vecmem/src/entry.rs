@@ -36,27 +36,62 @@ impl Entry {
     /// in memory can reach.
     #[inline]
     pub(crate) fn copy_into(arena: &ConcurrentArena, bytes: &[u8]) -> Self {
-        let prefix_len = varint_len(bytes.len());
-        let layout = Layout::from_size_align(prefix_len + bytes.len(), 1)
-            .expect("an entry's length fits in isize");
+        let (start, body) = Self::allocate(arena, bytes.len());
+        // SAFETY: `body` is valid for `bytes.len()` bytes (see `allocate`),
+        // and a fresh allocation cannot overlap `bytes`.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), body, bytes.len()) };
+        start
+    }
+
+    /// Allocates an entry of `len` bytes in `arena`, behind its length, and
+    /// lets `fill` write them (they start zeroed); points at them.
+    ///
+    /// # Panics
+    ///
+    /// As [`copy_into`](Self::copy_into); a panic of `fill` leaves the
+    /// allocation unused in the arena.
+    #[inline]
+    pub(crate) fn fill_into(
+        arena: &ConcurrentArena,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Self {
+        let (start, body) = Self::allocate(arena, len);
+        // SAFETY: `body` is valid for `len` bytes that nothing else
+        // references until the entry is published; zeroing initialises them
+        // before `fill` borrows them.
+        unsafe {
+            body.write_bytes(0, len);
+            fill(std::slice::from_raw_parts_mut(body, len));
+        }
+        start
+    }
+
+    /// Allocates room for an entry of `len` bytes and writes its length
+    /// prefix; returns the entry and a pointer to its (uninitialised) body,
+    /// valid for writes of `len` bytes and referenced by nobody else.
+    #[inline]
+    fn allocate(arena: &ConcurrentArena, len: usize) -> (Self, *mut u8) {
+        let prefix_len = varint_len(len);
+        let layout =
+            Layout::from_size_align(prefix_len + len, 1).expect("an entry's length fits in isize");
         let start = arena.alloc_layout(layout);
-        // SAFETY: `start` is a fresh arena allocation of `prefix_len +
-        // bytes.len()` bytes that nothing else references yet. The loop
-        // writes exactly `prefix_len` varint bytes (`varint_len` counts the
-        // same 7-bit groups), then the copy fills the rest from `bytes`,
-        // which cannot overlap a fresh allocation.
+        // SAFETY: `start` is a fresh arena allocation of `prefix_len + len`
+        // bytes that nothing else references yet. The loop writes exactly
+        // `prefix_len` varint bytes (`varint_len` counts the same 7-bit
+        // groups), so the body pointer is in bounds, `len` bytes before the
+        // end.
         unsafe {
             let mut cursor = start.as_ptr();
-            let mut rest = bytes.len();
+            let mut rest = len;
             while rest >= 0x80 {
                 cursor.write((rest as u8) | 0x80);
                 cursor = cursor.add(1);
                 rest >>= 7;
             }
             cursor.write(rest as u8);
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), cursor.add(1), bytes.len());
+            (Entry(start), cursor.add(1))
         }
-        Entry(start)
     }
 
     /// The entry's bytes.

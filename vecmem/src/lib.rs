@@ -355,7 +355,9 @@ impl<C: Comparator> VecMem<C> {
             write_after_freeze();
         }
         let entries = &mut shared.entries;
-        entries.reserve(1 + rest.len());
+        if !rest.is_empty() {
+            entries.reserve(1 + rest.len());
+        }
         entries.push(first);
         entries.extend_from_slice(rest);
         // Relaxed (both): statistics; writers store them under the write

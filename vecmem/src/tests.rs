@@ -384,3 +384,61 @@ fn handles_cross_threads() {
     send_sync::<ArcCursor>();
     send_sync::<Writer<'static, BytewiseComparator>>();
 }
+
+#[test]
+fn insert_with_writes_in_place_and_mixes_with_insert() {
+    let mem = VecMem::new(BytewiseComparator);
+    let mut writer = mem.writer();
+    // Lengths on both sides of a one-byte varint prefix.
+    for (i, len) in [0usize, 1, 127, 128, 300].into_iter().enumerate() {
+        writer.insert_with(len + 1, |buf| {
+            assert!(buf.iter().all(|&b| b == 0), "the bytes start zeroed");
+            buf[0] = i as u8;
+            buf[1..].fill(0xAB);
+        });
+    }
+    writer.insert(&[9]);
+    writer.finish();
+    let keys = scan(&mem);
+    assert_eq!(keys.len(), 6);
+    for (i, len) in [0usize, 1, 127, 128, 300].into_iter().enumerate() {
+        assert_eq!(keys[i].len(), len + 1);
+        assert_eq!(keys[i][0], i as u8);
+        assert!(keys[i][1..].iter().all(|&b| b == 0xAB));
+    }
+    assert_eq!(keys[5], [9]);
+}
+
+#[test]
+fn a_panicking_fill_adds_nothing() {
+    let mem = VecMem::new(BytewiseComparator);
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut writer = mem.writer();
+        writer.insert(b"kept");
+        writer.insert_with(4, |_| panic!("encoder failed"));
+    }));
+    assert!(caught.is_err());
+    // The writer published what it held when it was dropped by the unwind.
+    assert_eq!(scan(&mem), [b"kept".to_vec()]);
+}
+
+#[test]
+fn finished_writers_leave_their_buffer_to_the_next_one() {
+    let mem = VecMem::new(BytewiseComparator);
+    let mut writer = mem.writer();
+    for i in 0..50 {
+        writer.insert(&key(i));
+    }
+    writer.finish();
+    // The thread's spare now holds the buffer of the 49 entries after the
+    // first, emptied; the next writer of the thread takes it.
+    let spare = writer::spare_capacity_for_tests();
+    assert!(spare >= 49, "spare buffer of {spare} entries");
+    let mut writer = mem.writer();
+    writer.insert(&key(100));
+    writer.insert(&key(101));
+    assert_eq!(writer::spare_capacity_for_tests(), 0, "taken by the writer");
+    drop(writer);
+    assert_eq!(mem.len(), 52);
+    assert_eq!(scan(&mem).len(), 52);
+}

@@ -73,9 +73,45 @@ impl<'a, C: Comparator> Writer<'a, C> {
     #[inline]
     pub fn insert(&mut self, entry: &[u8]) {
         let entry = Entry::copy_into(&self.mem.arena, entry);
+        self.push(entry);
+    }
+
+    /// Adds an entry of `len` bytes that `fill` writes straight into the
+    /// memtable's arena (the bytes start zeroed): no intermediate buffer,
+    /// for callers that encode their entries, as an engine does with its
+    /// internal keys.
+    ///
+    /// # Panics
+    ///
+    /// If `fill` panics (the entry is then not added; its bytes stay unused
+    /// in the arena).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// let mut writer = mem.writer();
+    /// writer.insert_with(3, |buf| buf.copy_from_slice(b"key"));
+    /// writer.finish();
+    /// let mut cursor = mem.cursor();
+    /// cursor.seek_to_first();
+    /// assert_eq!(cursor.key(), b"key");
+    /// ```
+    #[inline]
+    pub fn insert_with(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) {
+        let entry = Entry::fill_into(&self.mem.arena, len, fill);
+        self.push(entry);
+    }
+
+    #[inline]
+    fn push(&mut self, entry: Entry) {
         if self.first.is_none() {
             self.first = Some(entry);
         } else {
+            if self.rest.capacity() == 0 {
+                self.rest = spare::take();
+            }
             self.rest.push(entry);
         }
     }
@@ -133,6 +169,58 @@ impl<C: Comparator> Drop for Writer<'_, C> {
             return;
         }
         self.publish();
+        spare::give_back(std::mem::take(&mut self.rest));
+    }
+}
+
+/// The capacity of this thread's spare writer buffer.
+#[cfg(test)]
+pub(crate) fn spare_capacity_for_tests() -> usize {
+    spare::capacity()
+}
+
+/// Each thread keeps the buffer of its last finished writer, so that a
+/// thread writing batch after batch allocates a buffer once, not per batch
+/// (RocksDB's thread-local vector).
+mod spare {
+    use crate::entry::Entry;
+
+    /// Buffers above this many entries are freed rather than kept.
+    const MAX_KEPT: usize = 1 << 12;
+
+    #[cfg(not(loom))]
+    std::thread_local! {
+        static SPARE: std::cell::Cell<Vec<Entry>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+
+    /// This thread's spare buffer (empty), or a new one.
+    #[inline]
+    pub(super) fn take() -> Vec<Entry> {
+        #[cfg(not(loom))]
+        if let Ok(buffer) = SPARE.try_with(std::cell::Cell::take) {
+            return buffer;
+        }
+        Vec::new()
+    }
+
+    /// The capacity of this thread's spare buffer.
+    #[cfg(test)]
+    pub(super) fn capacity() -> usize {
+        let buffer = take();
+        let capacity = buffer.capacity();
+        give_back(buffer);
+        capacity
+    }
+
+    /// Keeps `buffer` (emptied) as this thread's spare.
+    #[inline]
+    pub(super) fn give_back(mut buffer: Vec<Entry>) {
+        if buffer.capacity() == 0 || buffer.capacity() > MAX_KEPT {
+            return;
+        }
+        buffer.clear();
+        #[cfg(not(loom))]
+        let _ = SPARE.try_with(|spare| spare.set(buffer));
     }
 }
 
