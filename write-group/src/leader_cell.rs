@@ -48,12 +48,18 @@ pub(crate) fn next_group_id() -> u64 {
 ///   second borrow of the cell from the same proof out until the first one
 ///   ends. The returned reference cannot outlive that borrow, so it cannot
 ///   leak into the token, a member's `apply` or a later group.
-/// - *Ordered*: leadership passes by a Release store or compare-exchange on
-///   the next leader's state word or on the queue head, which the next
-///   leader reads with Acquire (see the crate's `hand_off`, `link` and
-///   `finish_parallel`), so everything one leader wrote to the cell happens
-///   before the next leader's access. This is checked by the loom model
-///   `leader_cell_counter_without_mutex`.
+/// - *Ordered*: leadership passes either by a Release swap of the next
+///   leader's state word, which it reads with Acquire, or by the Release
+///   compare-exchange that empties the queue, which the next writer to find
+///   it empty reads with the Acquire of its joining compare-exchange. Every
+///   change of the queue head is a read-modify-write (joins, stalls,
+///   rewiring), so a writer that finds it empty later still reads from the
+///   emptying one's release sequence. In a parallel group the leader's
+///   `lead` is ordered before the exit (by whichever member finishes last)
+///   through the AcqRel count of running members. So everything one leader
+///   wrote to the cell happens before the next leader's access. The loom
+///   model `leader_cell_counter_without_mutex` checks it, and fails if the
+///   emptying compare-exchange is made Relaxed.
 /// - *Bound*: each write group has a process-unique id; a proof of another
 ///   group (whose leader may run at the same time) is refused with a panic.
 ///
