@@ -845,15 +845,18 @@ where
             }
         };
         let armed = AbortOnUnwind;
-        let deferred = if leads_at_once {
-            self.lead(commit, node)
+        // One call site for `lead`, inlined: a lone writer then pays for one
+        // stack frame, not two.
+        let role = if leads_at_once {
+            LEADER
         } else {
-            match self.await_state(&node.waiter.futex, JOIN_GOALS, &self.join_credit) {
-                LEADER => self.lead(commit, node),
-                PARALLEL_WRITER => self.run_member(node, false),
-                PARALLEL_CALLER => self.run_member(node, true),
-                _completed => None,
-            }
+            self.await_state(&node.waiter.futex, JOIN_GOALS, &self.join_credit)
+        };
+        let deferred = match role {
+            LEADER => self.lead(commit, node),
+            PARALLEL_WRITER => self.run_member(node, false),
+            PARALLEL_CALLER => self.run_member(node, true),
+            _completed => None,
         };
         std::mem::forget(armed);
         // SAFETY: nobody refers to the node any more: it was completed, or it
@@ -913,6 +916,7 @@ where
 
     /// Leads a group: gathers it, runs the lead step, applies (or launches
     /// the parallel apply) and exits. Returns a panic owed to this thread.
+    #[inline]
     fn lead(&self, commit: &C, node: &Node<T, C>) -> Option<Panic> {
         let me = node.as_waiter();
         // SAFETY: we lead.
