@@ -167,6 +167,59 @@ pub fn markdown_tables(
     md
 }
 
+/// The engine issue's targets: ratio of our ops/s to RocksDB 7.8.3's in
+/// each `vs-rocksdb.sh` scenario (median of 3 alternating runs there).
+pub const ENGINE_TARGETS: [(&str, f64); 9] = [
+    ("fillseq-skiplist-t1", 1.5),
+    ("fillrandom-skiplist-t1", 1.5),
+    ("fillrandom-skiplist-t2", 1.5),
+    ("fillrandom-skiplist-t8", 2.0),
+    ("fillrandom-vector-t1", 1.0),
+    ("fillrandom-vector-t2-cc", 1.5),
+    ("fillrandom-wal-t2", 1.3),
+    ("fillsync-wal-t8", 1.5),
+    ("readrandom-t1", 1.0),
+];
+
+/// The engine table from `vs-rocksdb.sh`'s output (a header line, then
+/// `scenario rocksdb_ops/s lsm-demo_ops/s ratio` lines), with each
+/// scenario's target, whether it was met and, for a miss, where the profile
+/// that explains it is: the `### <scenario>` section of `profiles`
+/// (`benches/PROFILES.md`), or a note that none is recorded.
+pub fn engine_target_table(vs_rocksdb_output: &str, profiles: &str) -> String {
+    let mut md = String::from(
+        "| scenario | RocksDB 7.8.3 ops/s | lsm-demo ops/s | ratio | target | met | cause of a miss |\n\
+         |---|---:|---:|---:|---:|---|---|\n",
+    );
+    for line in vs_rocksdb_output.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [name, rocks, ours, ratio] = f[..] else {
+            continue;
+        };
+        let Ok(measured) = ratio.parse::<f64>() else {
+            continue; // the header, or "n/a"
+        };
+        let target = ENGINE_TARGETS.iter().find(|(n, _)| *n == name).map(|t| t.1);
+        let (target_cell, met, cause) = match target {
+            None => ("-".to_string(), "", String::new()),
+            Some(t) if measured >= t => (format!("{t:.1}"), "yes", String::new()),
+            Some(t) => {
+                let cause = if profiles.contains(&format!("### {name}")) {
+                    format!("profiled: PROFILES.md, {name}")
+                } else {
+                    "no profile recorded yet".to_string()
+                };
+                (format!("{t:.1}"), "no", cause)
+            }
+        };
+        let _ = writeln!(
+            md,
+            "| {name} | {rocks} | {ours} | {ratio} | {target_cell} | {met} | {cause} |"
+        );
+    }
+    md
+}
+
 const COLORS: [&str; 8] = [
     "#1b6ca8", "#d1495b", "#66a182", "#edae49", "#8d6a9f", "#00798c", "#30343f", "#e07a5f",
 ];
@@ -416,6 +469,39 @@ mod tests {
         assert!(md.contains("| peer | 1.00 M | - |"), "{md}");
         assert!(md.contains("| ours | 9.00 M |"), "{md}");
         assert!(md.contains("## engine"));
+    }
+
+    #[test]
+    fn engine_targets_are_checked_and_misses_point_at_their_profile() {
+        let output = "scenario rocksdb_ops/s lsm-demo_ops/s ratio\n\
+                      fillseq-skiplist-t1 100 200 2.00\n\
+                      fillsync-wal-t8 100 110 1.10\n\
+                      fillrandom-wal-t2 100 120 1.20\n\
+                      fillrandom-vector-t2 100 90 0.90\n\
+                      readrandom-t1 0 0 n/a\n";
+        let profiles = "# Profiles\n### fillsync-wal-t8\nfsync bound\n";
+        let md = engine_target_table(output, profiles);
+        assert!(
+            md.contains("| fillseq-skiplist-t1 | 100 | 200 | 2.00 | 1.5 | yes |  |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| fillsync-wal-t8 | 100 | 110 | 1.10 | 1.5 | no | profiled: PROFILES.md, fillsync-wal-t8 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 1.3 | no | no profile recorded yet |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| fillrandom-vector-t2 | 100 | 90 | 0.90 | - |  |  |"),
+            "{md}"
+        );
+        assert!(
+            !md.contains("readrandom-t1"),
+            "unmeasured rows are left out: {md}"
+        );
+        assert!(!md.contains("| scenario | rocksdb"), "{md}");
     }
 
     #[test]

@@ -203,17 +203,11 @@ fn engine_table() -> Option<String> {
             .output()
             .ok()?;
         let text = String::from_utf8_lossy(&out.stdout);
-        let mut md = String::from(
-            "| scenario | RocksDB 7.8.3 ops/s | lsm-demo ops/s | ratio |\n|---|---:|---:|---:|\n",
-        );
-        for line in text.lines().skip(1) {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() == 4 {
-                let _ = writeln!(md, "| {} | {} | {} | {} |", f[0], f[1], f[2], f[3]);
-            }
-        }
+        let profiles =
+            std::fs::read_to_string(root.join("benches/PROFILES.md")).unwrap_or_default();
+        let md = benches::report::engine_target_table(&text, &profiles);
         return Some(format!(
-            "Engine against RocksDB's own db_bench (`vs-rocksdb.sh --quick --reps 1`, one alternating run, ops counts divided by 5):\n\n{md}"
+            "Engine against RocksDB's own db_bench (`vs-rocksdb.sh --quick --reps 1`, one alternating run, ops counts divided by 5; the targets are for the full runs, median of 3). The causes of misses are in `benches/PROFILES.md`, copied at the end of this report.\n\n{md}"
         ));
     }
     eprintln!("report: db_bench not installed; running lsm-demo bench alone");
@@ -297,8 +291,23 @@ fn main() {
     }
     let engine = if args.engine { engine_table() } else { None };
     let stamp = stamp();
-    let md = markdown_tables(&stamp, &groups, engine.as_deref());
-    let html = html_page(&stamp, &groups, engine.as_deref());
+    let mut md = markdown_tables(&stamp, &groups, engine.as_deref());
+    let mut html = html_page(&stamp, &groups, engine.as_deref());
+    // The profiles behind the explanations of missed targets.
+    if let Ok(profiles) = std::fs::read_to_string(workspace_root().join("benches/PROFILES.md")) {
+        let _ = write!(md, "\n---\n\n{profiles}");
+        let escaped = profiles
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        let section = format!(
+            "<h2>profiles (benches/PROFILES.md)</h2><pre style=\"white-space:pre-wrap\">{escaped}</pre>"
+        );
+        match html.rfind("</body>") {
+            Some(at) => html.insert_str(at, &section),
+            None => html.push_str(&section),
+        }
+    }
     if let Err(e) = std::fs::create_dir_all(&args.out)
         .and_then(|()| std::fs::write(args.out.join("report.md"), &md))
         .and_then(|()| std::fs::write(args.out.join("report.html"), &html))
