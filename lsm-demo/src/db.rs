@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::batch::{WriteBatch, decode_group, group_header};
 use crate::env::{FileLock, FileSystem, PosixFs};
@@ -235,6 +236,9 @@ pub(crate) struct Shared {
     shutting_down: AtomicBool,
     /// Live snapshots: sequence → count.
     snapshots: Mutex<BTreeMap<u64, usize>>,
+    /// Moving average of a log `fdatasync`, in nanoseconds (0 before the
+    /// first): sizes a sync group's wait for more writers.
+    sync_nanos: AtomicU64,
     _lock: Box<dyn FileLock>,
 }
 
@@ -440,6 +444,7 @@ impl DB {
             bg_error: Mutex::new(None),
             has_bg_error: AtomicBool::new(false),
             shutting_down: AtomicBool::new(false),
+            sync_nanos: AtomicU64::new(0),
             snapshots: Mutex::new(BTreeMap::new()),
             _lock: lock,
         });
@@ -971,6 +976,17 @@ impl write_group::Commit<WriteItem> for Shared {
         item.no_slowdown
     }
 
+    fn gather_window(&self, item: &WriteItem) -> Duration {
+        if !(item.sync && self.opts.group_commit_wait) {
+            return Duration::ZERO;
+        }
+        // Half a sync: a wait that times out costs at most that; one that
+        // succeeds saves a whole sync for every writer it gathers.
+        // Relaxed: an estimate; any recent value will do.
+        let half_sync = Duration::from_nanos(self.sync_nanos.load(Ordering::Relaxed) / 2);
+        half_sync.min(MAX_SYNC_GATHER)
+    }
+
     fn compatible(&self, leader: &WriteItem, other: &WriteItem) -> bool {
         // A sync writer must not ride in a group that will not sync, and the
         // log is written for all members or none.
@@ -1012,9 +1028,13 @@ impl write_group::Commit<WriteItem> for Shared {
             let writer = log.writer.as_mut().ok_or_else(|| {
                 Error::BackgroundError("the log is closed after an earlier error".into())
             })?;
-            let result = writer
-                .add_record(&record)
-                .and_then(|()| if sync { writer.sync() } else { Ok(()) });
+            let result = writer.add_record(&record).and_then(|()| {
+                if sync {
+                    self.timed_sync(writer)
+                } else {
+                    Ok(())
+                }
+            });
             if let Err(e) = result {
                 // The log may now hold part of the record: no later write may
                 // follow it. Refuse writes until the database is reopened.
@@ -1027,7 +1047,12 @@ impl write_group::Commit<WriteItem> for Shared {
             mem.has_unlogged.store(true, Ordering::Relaxed);
         }
         log.next_sequence = seq;
-        let parallel = self.opts.allow_concurrent_memtable_write && members.len() > 1;
+        // A synced group's members slept through the sync: waking each to
+        // insert a small batch costs more than the leader inserting it.
+        let small_batches = count < PARALLEL_MIN_ENTRIES_PER_MEMBER * members.len() as u64;
+        let parallel = self.opts.allow_concurrent_memtable_write
+            && members.len() > 1
+            && !(sync && small_batches);
         let token = GroupEnd {
             last: seq - 1,
             parallel,
@@ -1061,7 +1086,31 @@ impl write_group::Commit<WriteItem> for Shared {
     }
 }
 
+/// A group that syncs inserts into the memtable in parallel only when its
+/// batches hold at least this many entries on average.
+const PARALLEL_MIN_ENTRIES_PER_MEMBER: u64 = 16;
+
+/// The longest a sync group's leader waits for more writers.
+const MAX_SYNC_GATHER: Duration = Duration::from_millis(1);
+
 impl Shared {
+    /// Syncs the log and folds the time it took into `sync_nanos`.
+    fn timed_sync(&self, writer: &mut LogWriter) -> std::io::Result<()> {
+        let start = Instant::now();
+        writer.sync()?;
+        let took = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        // Relaxed: only leaders write it, one at a time; readers want an
+        // estimate. An average over about eight syncs.
+        let old = self.sync_nanos.load(Ordering::Relaxed);
+        let average = if old == 0 {
+            took
+        } else {
+            old - old / 8 + took / 8
+        };
+        self.sync_nanos.store(average, Ordering::Relaxed);
+        Ok(())
+    }
+
     #[inline]
     fn visible(&self) -> u64 {
         // Acquire: pairs with the Release in `publish`.

@@ -63,6 +63,11 @@
 //! - `unordered_write` keeps the log and sequence order but lets each writer
 //!   insert after its group is published: a snapshot may later gain keys
 //!   older than it. A writer's own key is visible once its call returns.
+//! - Unlike RocksDB, the leader of a group of `sync` writes waits, asleep,
+//!   for the writers that were recently in flight before it syncs (at most
+//!   half the measured `fdatasync`, never when it writes alone), so that
+//!   concurrent sync writers share one sync;
+//!   [`Options::set_group_commit_wait`] turns it off.
 
 pub mod batch;
 pub mod bloom;

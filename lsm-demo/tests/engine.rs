@@ -336,33 +336,42 @@ fn corrupt_table_block_is_detected() {
 
 #[test]
 fn concurrent_sync_writers_survive_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let o = small_opts(MemtableKind::SkipList);
-    let db = Arc::new(DB::open(&o, dir.path()).unwrap());
-    let per_thread = 200u32;
-    std::thread::scope(|s| {
-        for t in 0..8u32 {
-            let db = &db;
-            s.spawn(move || {
-                let mut wo = WriteOptions::default();
-                wo.set_sync(true);
-                for i in 0..per_thread {
-                    db.put_opt(format!("t{t}-{i:04}"), format!("{t}:{i}"), &wo)
-                        .unwrap();
-                }
-            });
+    // With and without the leader's wait for more sync writers.
+    for wait in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = small_opts(MemtableKind::SkipList);
+        o.set_group_commit_wait(wait);
+        let db = Arc::new(DB::open(&o, dir.path()).unwrap());
+        let per_thread = 200u32;
+        std::thread::scope(|s| {
+            for t in 0..8u32 {
+                let db = &db;
+                s.spawn(move || {
+                    let mut wo = WriteOptions::default();
+                    wo.set_sync(true);
+                    for i in 0..per_thread {
+                        db.put_opt(format!("t{t}-{i:04}"), format!("{t}:{i}"), &wo)
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        let stats = db.stats().write_group;
+        assert!(stats.members >= 8 * per_thread as u64);
+        if wait {
+            assert!(stats.gather_waits > 0, "leaders waited: {stats:?}");
+        } else {
+            assert_eq!(stats.gather_waits, 0, "{stats:?}");
         }
-    });
-    let stats = db.stats();
-    assert!(stats.write_group.members >= 8 * per_thread as u64);
-    drop(db);
-    let db = DB::open(&o, dir.path()).unwrap();
-    for t in 0..8u32 {
-        for i in 0..per_thread {
-            assert_eq!(
-                db.get(format!("t{t}-{i:04}")).unwrap(),
-                Some(format!("{t}:{i}").into_bytes())
-            );
+        drop(db);
+        let db = DB::open(&o, dir.path()).unwrap();
+        for t in 0..8u32 {
+            for i in 0..per_thread {
+                assert_eq!(
+                    db.get(format!("t{t}-{i:04}")).unwrap(),
+                    Some(format!("{t}:{i}").into_bytes())
+                );
+            }
         }
     }
 }

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::iter::FusedIterator;
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use crate::waiter::Waiter;
 
@@ -185,6 +186,30 @@ pub trait Commit<T> {
     fn compatible(&self, leader: &T, other: &T) -> bool {
         let _ = (leader, other);
         true
+    }
+
+    /// How long a leader whose own write is `item` may wait for more writers
+    /// before it seals its group. Default: zero, never wait (RocksDB's
+    /// behaviour).
+    ///
+    /// Return a non-zero window for writes whose shared step is expensive,
+    /// such as one with an `fdatasync`: with `n` writers, groups otherwise
+    /// settle into two cohorts of about `n / 2` (one syncs while the other
+    /// queues), and each cohort pays a sync. A leader with a window waits,
+    /// asleep, until as many writers with a window are queued as were in
+    /// flight recently (those of the group that just finished come back
+    /// within microseconds), or until the window ends, whichever is first;
+    /// it never waits when it is the only such writer. The idea is
+    /// PostgreSQL's `commit_delay` and MySQL's
+    /// `binlog_group_commit_sync_delay`, with the count of writers to wait
+    /// for learned instead of configured. A window of about half the shared
+    /// step's duration bounds the cost of a wait that times out. Called
+    /// once per write on the submitter's thread; writes with a window also
+    /// pay two atomic counter updates and a fence.
+    #[inline]
+    fn gather_window(&self, item: &T) -> Duration {
+        let _ = item;
+        Duration::ZERO
     }
 
     /// The group's shared step, on the leader's thread; see the trait docs.

@@ -8,10 +8,12 @@ use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::ptr;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
 use crate::commit::{ApplyMode, Commit, GroupMembers, Lead, WriteError, item_mut, item_ref};
+use crate::gather::{Gathering, Queued};
 use crate::leader_cell::{LeaderCell, next_group_id};
 use crate::options::Options;
 use crate::stats::{Counters, Stats};
@@ -107,6 +109,8 @@ pub struct WriteGroup<T, C> {
     join_credit: YieldCredit,
     /// Yield credit of parallel members waiting for their group to complete.
     complete_credit: YieldCredit,
+    /// Writers in flight that may wait for more, and the leader's wait.
+    gathering: Gathering,
     /// Process-unique: binds [`LeaderCell`]s to this group.
     id: u64,
     _commit: PhantomData<fn(&C)>,
@@ -317,6 +321,7 @@ impl<T, C> WriteGroup<T, C> {
             counters: CachePadded::new(Counters::default()),
             join_credit: YieldCredit::default(),
             complete_credit: YieldCredit::default(),
+            gathering: Gathering::default(),
             id: next_group_id(),
             _commit: PhantomData,
         }
@@ -829,6 +834,11 @@ where
     pub fn write(&self, commit: &C, item: T) -> Result<T, WriteError<C::Error>> {
         let size = commit.size(&item);
         let no_slowdown = commit.no_slowdown(&item);
+        let window = commit.gather_window(&item);
+        let gathers = !window.is_zero();
+        if gathers {
+            self.gathering.enter();
+        }
         let owned = Node::<T, C>::new(item, size, no_slowdown);
         // From here the node stays put: others reach it through raw pointers
         // until it is completed (or, as leader, completes everyone else).
@@ -837,6 +847,9 @@ where
         let leads_at_once = match self.link(me, no_slowdown, false) {
             Ok(leads) => leads,
             Err(()) => {
+                if gathers {
+                    self.gathering.leave();
+                }
                 // SAFETY: the node was never linked, so it is ours alone;
                 // this is its only `finish`. It gives the item back to be
                 // dropped (the node's `MaybeUninit` would leak it).
@@ -850,15 +863,21 @@ where
         let role = if leads_at_once {
             LEADER
         } else {
+            if gathers {
+                self.gathering.joined();
+            }
             self.await_state(&node.waiter.futex, JOIN_GOALS, &self.join_credit)
         };
         let deferred = match role {
-            LEADER => self.lead(commit, node),
+            LEADER => self.lead(commit, node, window),
             PARALLEL_WRITER => self.run_member(node, false),
             PARALLEL_CALLER => self.run_member(node, true),
             _completed => None,
         };
         std::mem::forget(armed);
+        if gathers {
+            self.gathering.leave();
+        }
         // SAFETY: nobody refers to the node any more: it was completed, or it
         // led and completed everyone else.
         unsafe { owned.finish(deferred) }
@@ -914,11 +933,15 @@ where
         UnbatchedGuard { group: self, node }
     }
 
-    /// Leads a group: gathers it, runs the lead step, applies (or launches
-    /// the parallel apply) and exits. Returns a panic owed to this thread.
+    /// Leads a group: waits up to `window` for more writers, gathers the
+    /// group, runs the lead step, applies (or launches the parallel apply)
+    /// and exits. Returns a panic owed to this thread.
     #[inline]
-    fn lead(&self, commit: &C, node: &Node<T, C>) -> Option<Panic> {
+    fn lead(&self, commit: &C, node: &Node<T, C>, window: Duration) -> Option<Panic> {
         let me = node.as_waiter();
+        if !window.is_zero() {
+            self.wait_for_writers(me, window);
+        }
         // SAFETY: we lead.
         let (formed, compatible_panic) = unsafe { self.form_group(commit, me) };
         self.counters.group(formed.len);
@@ -952,6 +975,46 @@ where
             },
         };
         deferred.or(compatible_panic)
+    }
+
+    /// Waits up to `window` for the writers recently in flight to queue
+    /// behind leader `me`; see `gather.rs`.
+    #[cold]
+    fn wait_for_writers(&self, me: *const Waiter<T>, window: Duration) {
+        let max_members = self.options.max_group_members.max(1);
+        // SAFETY: we lead, so `me` stays queued and nobody else gives the
+        // writers above us a role while we count.
+        let waited = self
+            .gathering
+            .wait_for_writers(window, max_members, || unsafe { self.count_queued(me) });
+        self.counters.gathered(waited);
+    }
+
+    /// Counts the writers queued from the head down to leader `me`, and
+    /// whether one of them is an unbatched entry or the queue is stalled.
+    ///
+    /// # Safety
+    ///
+    /// `me` leads.
+    unsafe fn count_queued(&self, me: *const Waiter<T>) -> Queued {
+        // Acquire: pairs with the Release CAS in `link`, so the links of
+        // every queued writer are visible.
+        let head_word = self.newest.load(Acquire);
+        let mut queued = Queued {
+            writers: 1,
+            urgent: is_stalled(head_word),
+        };
+        let mut waiter = untagged(head_word).cast_const();
+        while waiter != me {
+            // SAFETY: every writer from the head down to us is queued and
+            // waits for a role only we can give, so it is live. Relaxed: the
+            // owner's store of its link is covered by the head's Acquire.
+            let w = unsafe { &*waiter };
+            queued.writers += 1;
+            queued.urgent |= w.unbatched;
+            waiter = w.link_older.load(Relaxed).cast_const();
+        }
+        queued
     }
 
     /// Gathers the group behind leader `me` and rewires the queue: group,

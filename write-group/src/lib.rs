@@ -71,7 +71,10 @@
 //!   wake-up, last finisher exits, stall, unbatched entry), minus pipelined
 //!   and unordered writes. It sleeps on a per-writer mutex and condvar; this
 //!   crate sleeps on the state word itself, so a writer needs no lazy
-//!   allocation and a wake-up is one syscall.
+//!   allocation and a wake-up is one syscall. It also adds what RocksDB
+//!   lacks: a leader may wait, bounded and asleep, for the writers it
+//!   expects before an expensive step ([`Commit::gather_window`]), so
+//!   writers that each sync do not split into two cohorts that sync in turn.
 //!
 //! # Example
 //!
@@ -128,6 +131,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod commit;
+mod gather;
 mod group;
 mod leader_cell;
 mod options;

@@ -4,6 +4,8 @@
 // protocol, and keeping them out of the model keeps loom's search small.
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use crate::gather::Waited;
+
 /// Number of buckets of [`Stats::group_sizes`].
 pub const GROUP_SIZE_BUCKETS: usize = 9;
 
@@ -41,6 +43,11 @@ pub struct Stats {
     pub spin_successes: u64,
     /// Waits that ended while yielding.
     pub yield_successes: u64,
+    /// Leaders that waited for more writers before sealing their group
+    /// ([`Commit::gather_window`](crate::Commit::gather_window)).
+    pub gather_waits: u64,
+    /// Of those waits, the ones that ran to the end of their window.
+    pub gather_timeouts: u64,
     /// Histogram of group sizes: bucket `i` counts groups whose size lies in
     /// [`Stats::bucket_range(i)`](Stats::bucket_range): 1, 2, 3-4, 5-8, ...,
     /// 129 and more.
@@ -98,6 +105,8 @@ pub(crate) struct Counters {
     futex_sleeps: AtomicU64,
     spin_successes: AtomicU64,
     yield_successes: AtomicU64,
+    gather_waits: AtomicU64,
+    gather_timeouts: AtomicU64,
     group_sizes: [AtomicU64; GROUP_SIZE_BUCKETS],
 }
 
@@ -149,6 +158,19 @@ impl Counters {
         }
     }
 
+    /// Counts how a leader's wait for more writers ended; only the leader
+    /// calls this.
+    pub(crate) fn gathered(&self, waited: Waited) {
+        match waited {
+            Waited::No => {}
+            Waited::Gathered => bump_as_leader(&self.gather_waits, 1),
+            Waited::TimedOut => {
+                bump_as_leader(&self.gather_waits, 1);
+                bump_as_leader(&self.gather_timeouts, 1);
+            }
+        }
+    }
+
     #[inline]
     pub(crate) fn futex_sleep(&self) {
         bump(&self.futex_sleeps, 1);
@@ -178,6 +200,8 @@ impl Counters {
             futex_sleeps: read(&self.futex_sleeps),
             spin_successes: read(&self.spin_successes),
             yield_successes: read(&self.yield_successes),
+            gather_waits: read(&self.gather_waits),
+            gather_timeouts: read(&self.gather_timeouts),
             group_sizes,
         }
     }
@@ -191,6 +215,8 @@ impl Counters {
         zero(&self.futex_sleeps);
         zero(&self.spin_successes);
         zero(&self.yield_successes);
+        zero(&self.gather_waits);
+        zero(&self.gather_timeouts);
         self.group_sizes.iter().for_each(zero);
     }
 }

@@ -38,6 +38,8 @@ struct Model {
     parallel: bool,
     /// Fail the group whose leader has this id.
     fail_led_by: Option<usize>,
+    /// Every write asks its leader to wait for more writers.
+    gathers: bool,
     log: UnsafeCell<Log>,
     applied: AtomicUsize,
     visible: AtomicUsize,
@@ -54,6 +56,14 @@ impl Commit<Item> for Model {
 
     fn no_slowdown(&self, item: &Item) -> bool {
         item.no_slowdown
+    }
+
+    fn gather_window(&self, _: &Item) -> std::time::Duration {
+        if self.gathers {
+            std::time::Duration::from_millis(1)
+        } else {
+            std::time::Duration::ZERO
+        }
     }
 
     fn lead(&self, group: &mut GroupMembers<'_, Item>) -> Result<Lead<usize>, usize> {
@@ -185,6 +195,19 @@ fn check_results(model: &Model, results: &[Result<Item, WriteError<usize>>]) {
                 Err(other) => panic!("unexpected {other:?}"),
             }
         }
+    });
+}
+
+#[test]
+fn a_leader_counts_the_queue_while_writers_join() {
+    // The leader walks the queue from its head while others push onto it;
+    // a stale link would send the walk through freed or null memory.
+    loom::model(|| {
+        let model = Model {
+            gathers: true,
+            ..Model::default()
+        };
+        run_writers(model, loom_options(), 3);
     });
 }
 

@@ -44,6 +44,11 @@ struct Engine {
     /// Fail every group whose leader's index is a multiple of this.
     fail_every: usize,
     failed_groups: AtomicUsize,
+    /// The gather window of sync writes (zero: leaders never wait).
+    gather: Duration,
+    /// How long `lead` sleeps for a group with a sync write: a stand-in
+    /// for `fdatasync`.
+    sync_sleep: Duration,
 }
 
 impl Engine {
@@ -56,6 +61,8 @@ impl Engine {
             group_in_flight: AtomicBool::new(false),
             fail_every,
             failed_groups: AtomicUsize::new(0),
+            gather: Duration::ZERO,
+            sync_sleep: Duration::ZERO,
         }
     }
 }
@@ -74,6 +81,14 @@ impl Commit<Write> for Engine {
 
     fn compatible(&self, leader: &Write, other: &Write) -> bool {
         leader.sync || !other.sync
+    }
+
+    fn gather_window(&self, write: &Write) -> Duration {
+        if write.sync {
+            self.gather
+        } else {
+            Duration::ZERO
+        }
     }
 
     fn lead(&self, group: &mut GroupMembers<'_, Write>) -> Result<Lead<(u64, u64)>, usize> {
@@ -114,6 +129,9 @@ impl Commit<Write> for Engine {
         }
         let last = sequence - 1;
         self.last_sequence.store(last, Relaxed);
+        if group.leader().sync && !self.sync_sleep.is_zero() {
+            thread::sleep(self.sync_sleep);
+        }
         let token = (first, last);
         Ok(if first.is_multiple_of(3) {
             Lead::serial(token)
@@ -170,7 +188,15 @@ fn with_watchdog<R: Send + 'static>(name: &str, body: impl FnOnce() -> R + Send 
 /// checking that every successful write was applied exactly once and is
 /// visible, and that groups were published contiguously in order.
 fn hammer(options: Options, writes: usize, fail_every: usize) -> Stats {
-    let engine = std::sync::Arc::new(Engine::new(options.clone(), THREADS * writes, fail_every));
+    hammer_with(options, writes, fail_every, Duration::ZERO)
+}
+
+/// `hammer`, with sync writes asking their leaders to wait up to `gather`
+/// for more writers.
+fn hammer_with(options: Options, writes: usize, fail_every: usize, gather: Duration) -> Stats {
+    let mut engine = Engine::new(options.clone(), THREADS * writes, fail_every);
+    engine.gather = gather;
+    let engine = std::sync::Arc::new(engine);
     let group = std::sync::Arc::new(WriteGroup::new(options));
     let (engine2, group2) = (engine.clone(), group.clone());
     let failed_writes = with_watchdog("hammer", move || {
@@ -270,6 +296,68 @@ fn default_waiting_with_fixed_fan_out_and_member_cap() {
 }
 
 #[test]
+fn sync_leaders_waiting_for_more_writers_lose_nothing() {
+    let options = Options {
+        spin_count: 0,
+        max_yield_usec: 0,
+        max_group_bytes: 4096,
+        tree_threshold: 4,
+        ..Options::default()
+    };
+    let stats = hammer_with(options, 1000, 89, Duration::from_micros(200));
+    eprintln!("{stats:?} mean group {:.2}", stats.mean_group_size());
+    assert!(stats.gather_waits > 0, "leaders waited: {stats:?}");
+    assert!(stats.gather_timeouts <= stats.gather_waits);
+}
+
+#[test]
+fn sync_writers_that_wait_share_one_group() {
+    // Four writers whose group step takes 5 ms. Without waiting they settle
+    // into two groups that take turns; with a window far longer than a
+    // wake-up, nearly every group holds all four.
+    const WRITERS: usize = 4;
+    const WRITES: usize = 40;
+    let mean_group = |gather: Duration| {
+        let mut engine = Engine::new(Options::default(), WRITERS * WRITES, usize::MAX);
+        engine.gather = gather;
+        engine.sync_sleep = Duration::from_millis(5);
+        let group = WriteGroup::new(Options::default());
+        thread::scope(|s| {
+            for thread in 0..WRITERS {
+                let (engine, group) = (&engine, &group);
+                s.spawn(move || {
+                    for index in 1..=WRITES {
+                        let write = Write {
+                            thread,
+                            index,
+                            sync: true,
+                            ..Write::default()
+                        };
+                        group.write(engine, write).unwrap();
+                    }
+                });
+            }
+        });
+        let stats = group.stats();
+        assert_eq!(stats.members as usize, WRITERS * WRITES);
+        stats
+    };
+    let waiting = mean_group(Duration::from_millis(500));
+    let eager = mean_group(Duration::ZERO);
+    eprintln!(
+        "mean group: waiting {:.2} ({waiting:?}), eager {:.2}",
+        waiting.mean_group_size(),
+        eager.mean_group_size()
+    );
+    assert_eq!(eager.gather_waits, 0);
+    assert!(
+        waiting.mean_group_size() >= 3.0,
+        "groups of all four writers: {waiting:?}"
+    );
+    assert!(waiting.mean_group_size() > eager.mean_group_size());
+}
+
+#[test]
 fn stalls_and_unbatched_entries_interleaved_with_writers() {
     let options = Options {
         spin_count: 0,
@@ -277,7 +365,11 @@ fn stalls_and_unbatched_entries_interleaved_with_writers() {
         ..Options::default()
     };
     let writes = 600;
-    let engine = std::sync::Arc::new(Engine::new(options.clone(), THREADS * writes, usize::MAX));
+    let mut engine = Engine::new(options.clone(), THREADS * writes, usize::MAX);
+    // Sync writes wait for more writers: a stall or an unbatched entry must
+    // cut the wait short, and never hang it.
+    engine.gather = Duration::from_millis(2);
+    let engine = std::sync::Arc::new(engine);
     let group = std::sync::Arc::new(WriteGroup::new(options));
     let (engine2, group2) = (engine.clone(), group.clone());
     let (applied_writes, stalled_writes) = with_watchdog("stall", move || {
@@ -295,6 +387,7 @@ fn stalls_and_unbatched_entries_interleaved_with_writers() {
                                 thread,
                                 index,
                                 size: 100,
+                                sync: thread % 4 == 1,
                                 no_slowdown,
                                 ..Write::default()
                             };

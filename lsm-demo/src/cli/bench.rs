@@ -50,6 +50,10 @@ pub struct BenchArgs {
     /// RocksDB's unordered_write.
     #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub unordered_write: bool,
+    /// Ours, not db_bench's: a sync group's leader waits (at most half an
+    /// fdatasync) for the writers in flight before it syncs.
+    #[arg(long, default_value = "true", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub group_commit_wait: bool,
     /// Skip the write-ahead log.
     #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub disable_wal: bool,
@@ -223,6 +227,9 @@ pub struct BenchResult {
     pub groups: Option<u64>,
     /// Wake-ups issued by leaders.
     pub leader_wakeups: Option<u64>,
+    /// Leaders that waited for more writers before syncing, and how many of
+    /// those waits timed out.
+    pub gather_waits: Option<(u64, u64)>,
     /// Memtable bytes per entry in the mutable memtable at the end.
     pub memtable_bytes_per_entry: Option<f64>,
 }
@@ -408,6 +415,11 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
                 r.memtable_bytes_per_entry.unwrap_or(0.0)
             );
         }
+        if let Some((waits, timeouts)) = r.gather_waits {
+            println!(
+                "  group commit wait: {waits} leaders waited for more writers, {timeouts} until the window ended"
+            );
+        }
         results.push(r);
     }
     drop(db);
@@ -448,6 +460,7 @@ fn db_options(args: &BenchArgs, rep: &str) -> Result<Options, String> {
     o.set_memtable_kind(memtable_kind(rep)?);
     o.set_allow_concurrent_memtable_write(args.allow_concurrent_memtable_write);
     o.set_unordered_write(args.unordered_write);
+    o.set_group_commit_wait(args.group_commit_wait);
     Ok(o)
 }
 
@@ -564,6 +577,12 @@ fn run_one(cfg: &Config, db: &DB, row: &Row) -> Result<BenchResult, String> {
         leader_wakeups: w
             .is_write()
             .then(|| wg.leader_wakeups - before.leader_wakeups),
+        gather_waits: (w.is_write() && wg.gather_waits > before.gather_waits).then(|| {
+            (
+                wg.gather_waits - before.gather_waits,
+                wg.gather_timeouts - before.gather_timeouts,
+            )
+        }),
         memtable_bytes_per_entry: (w.is_write() && after.memtable_entries > 0)
             .then(|| after.memtable_bytes as f64 / after.memtable_entries as f64),
     })
@@ -690,6 +709,7 @@ mod tests {
             mean_group_size: None,
             groups: None,
             leader_wakeups: None,
+            gather_waits: None,
             memtable_bytes_per_entry: None,
         };
         assert_eq!(

@@ -1,0 +1,294 @@
+//! A leader's bounded wait for more writers before it seals its group
+//! ([`Commit::gather_window`](crate::Commit::gather_window)).
+//!
+//! Without it, `n` writers that each pay for an expensive shared step settle
+//! into two cohorts: while one group syncs, the other half queue, and when
+//! the sync ends the first queued writer leads at once, before the writers
+//! it just woke are back. Each cohort pays a sync. Waiting, asleep, until
+//! the woken writers have queued again merges the cohorts into one group per
+//! sync.
+//!
+//! How many writers to wait for is learned, not configured: the larger of
+//! the writers with a window in flight right now (queued, in a group, or
+//! just woken and not yet returned) and the number the previous wait ended
+//! with. A wait that times out lowers the count to what it saw, so a writer
+//! that stopped writing costs one window, once.
+//!
+//! | step | leader | joiner with a window |
+//! |---|---|---|
+//! | 1 | counts the queue; enough, or alone: seals | pushes itself (one CAS) |
+//! | 2 | publishes its thread, sets `waiting`, `SeqCst` fence | `SeqCst` fence |
+//! | 3 | recounts; enough or past the window: clears `waiting`, seals | reads `waiting` |
+//! | 4 | parks until the window ends or a joiner unparks it; back to 3 | if set: unparks the leader |
+//!
+//! The two fences make the pair of step 2 and step 3 a Dekker handshake:
+//! the joiner sees `waiting`, or the leader's recount sees the joiner. A
+//! missed wake-up would only cost the rest of the window, never
+//! correctness: the group is formed from the queue as it stands when the
+//! leader stops waiting.
+//!
+//! Under loom the leader recounts twice with a yield between, and joiners
+//! wake nobody: the model checks the walk over a queue that grows while it
+//! is read, not timing.
+
+// The counters and the flag are std atomics even under loom, like the
+// statistics: they steer how long a leader waits, never what it may touch.
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::Relaxed;
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst, fence};
+use std::time::Duration;
+
+use crossbeam_utils::CachePadded;
+
+/// What a count of the queue found.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Queued {
+    /// Writers queued, the leader included.
+    pub(crate) writers: usize,
+    /// Someone queued who should not be kept waiting: an unbatched entry
+    /// (a memtable switch) or a stall.
+    pub(crate) urgent: bool,
+}
+
+/// How a leader's wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Waited {
+    /// It did not wait: alone, already enough writers, or someone urgent.
+    No,
+    /// Enough writers came (or someone urgent) before the window ended.
+    Gathered,
+    /// The window ended first.
+    TimedOut,
+}
+
+/// The shared state of gathering, one per write group.
+#[derive(Debug, Default)]
+pub(crate) struct Gathering {
+    /// Writers with a window between their entry and their return. Relaxed
+    /// throughout: a stale value changes how long a leader waits, within its
+    /// window, and nothing else.
+    in_flight: CachePadded<AtomicUsize>,
+    /// The count the previous wait ended with. Only leaders touch it, and
+    /// leadership passes with Release/Acquire, so Relaxed suffices.
+    learned: AtomicUsize,
+    /// Set while a leader waits; joiners with a window then unpark it.
+    #[cfg(not(loom))]
+    waiting: AtomicBool,
+    /// The waiting leader's thread.
+    #[cfg(not(loom))]
+    sleeper: std::sync::Mutex<Option<std::thread::Thread>>,
+}
+
+impl Gathering {
+    /// A writer with a window enters.
+    #[inline]
+    pub(crate) fn enter(&self) {
+        // Relaxed: see `in_flight`.
+        self.in_flight.fetch_add(1, Relaxed);
+    }
+
+    /// A writer with a window returns.
+    #[inline]
+    pub(crate) fn leave(&self) {
+        // Relaxed: see `in_flight`.
+        self.in_flight.fetch_sub(1, Relaxed);
+    }
+
+    /// A writer with a window has queued behind a leader: wakes the leader if
+    /// it waits for writers.
+    #[inline]
+    pub(crate) fn joined(&self) {
+        #[cfg(not(loom))]
+        {
+            // SeqCst fence: the joiner's half of the handshake in the module
+            // docs, ordering our push before the read of `waiting`.
+            fence(SeqCst);
+            // Relaxed: ordered by the fence above.
+            if self.waiting.load(Relaxed) {
+                self.wake_leader();
+            }
+        }
+    }
+
+    #[cfg(not(loom))]
+    #[cold]
+    fn wake_leader(&self) {
+        let sleeper = self.sleeper.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(thread) = sleeper.as_ref() {
+            thread.unpark();
+        }
+    }
+
+    /// The leader's wait: returns once `count` finds as many writers as were
+    /// recently in flight (at most `max_members`), someone urgent, or when
+    /// `window` has passed. `count` walks the queue.
+    #[cold]
+    pub(crate) fn wait_for_writers(
+        &self,
+        window: Duration,
+        max_members: usize,
+        mut count: impl FnMut() -> Queued,
+    ) -> Waited {
+        // Relaxed: see the fields.
+        let wanted = self
+            .in_flight
+            .load(Relaxed)
+            .max(self.learned.load(Relaxed))
+            .min(max_members);
+        let first = count();
+        if wanted <= 1 || first.writers >= wanted || first.urgent {
+            self.learned.store(first.writers, Relaxed);
+            return Waited::No;
+        }
+        let (waited, last) = self.sleep_until_counted(window, wanted, &mut count);
+        // Relaxed: see `learned`.
+        self.learned.store(last.writers, Relaxed);
+        waited
+    }
+
+    /// Recounts until `wanted` writers or someone urgent are queued, sleeping
+    /// in between, for at most `window`.
+    #[cfg(not(loom))]
+    fn sleep_until_counted(
+        &self,
+        window: Duration,
+        wanted: usize,
+        count: &mut impl FnMut() -> Queued,
+    ) -> (Waited, Queued) {
+        use std::time::Instant;
+
+        let deadline = Instant::now() + window;
+        *self.sleeper.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current());
+        // Relaxed store, then the SeqCst fence: the leader's half of the
+        // handshake, ordering the flag before the recount's read of the head.
+        self.waiting.store(true, Relaxed);
+        fence(SeqCst);
+        let outcome = loop {
+            let queued = count();
+            if queued.writers >= wanted || queued.urgent {
+                break (Waited::Gathered, queued);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break (Waited::TimedOut, queued);
+            }
+            std::thread::park_timeout(deadline - now);
+        };
+        // Relaxed: a joiner that still sees the flag only unparks us
+        // spuriously, which `park` allows.
+        self.waiting.store(false, Relaxed);
+        *self.sleeper.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        outcome
+    }
+
+    /// Under loom: two recounts with a yield before each, no clock.
+    #[cfg(loom)]
+    fn sleep_until_counted(
+        &self,
+        window: Duration,
+        wanted: usize,
+        count: &mut impl FnMut() -> Queued,
+    ) -> (Waited, Queued) {
+        let _ = window;
+        let mut queued = count();
+        for _ in 0..2 {
+            loom::thread::yield_now();
+            queued = count();
+            if queued.writers >= wanted || queued.urgent {
+                return (Waited::Gathered, queued);
+            }
+        }
+        (Waited::TimedOut, queued)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn queued(writers: usize) -> Queued {
+        Queued {
+            writers,
+            urgent: false,
+        }
+    }
+
+    #[test]
+    fn a_lone_writer_never_waits() {
+        let gathering = Gathering::default();
+        gathering.enter();
+        let waited = gathering.wait_for_writers(Duration::from_secs(60), usize::MAX, || queued(1));
+        assert_eq!(waited, Waited::No);
+    }
+
+    #[test]
+    fn waits_for_the_writers_in_flight_until_they_queue() {
+        let gathering = Gathering::default();
+        (0..3).for_each(|_| gathering.enter());
+        // The recount after the handshake finds everyone; a shortfall would
+        // park and time out after the window.
+        let mut counts = [1, 3].into_iter();
+        let waited = gathering.wait_for_writers(Duration::from_millis(20), usize::MAX, || {
+            queued(counts.next().expect("stops counting at three"))
+        });
+        assert_eq!(waited, Waited::Gathered);
+        assert_eq!(gathering.learned.load(Relaxed), 3);
+    }
+
+    #[test]
+    fn a_timeout_lowers_the_count_to_what_came() {
+        let gathering = Gathering::default();
+        (0..4).for_each(|_| gathering.enter());
+        let waited = gathering.wait_for_writers(Duration::from_millis(1), usize::MAX, || queued(2));
+        assert_eq!(waited, Waited::TimedOut);
+        assert_eq!(gathering.learned.load(Relaxed), 2);
+        // Two writers leave for good: the next leader no longer waits.
+        gathering.leave();
+        gathering.leave();
+        let waited = gathering.wait_for_writers(Duration::from_secs(60), usize::MAX, || queued(2));
+        assert_eq!(waited, Waited::No);
+    }
+
+    #[test]
+    fn the_member_cap_and_urgent_writers_end_the_wait() {
+        let gathering = Gathering::default();
+        (0..8).for_each(|_| gathering.enter());
+        let capped = gathering.wait_for_writers(Duration::from_secs(60), 2, || queued(2));
+        assert_eq!(capped, Waited::No);
+        let mut counts = [
+            queued(1),
+            Queued {
+                writers: 1,
+                urgent: true,
+            },
+        ]
+        .into_iter();
+        let urgent = gathering.wait_for_writers(Duration::from_secs(60), usize::MAX, || {
+            counts.next().expect("stops at the urgent writer")
+        });
+        assert_eq!(urgent, Waited::Gathered);
+    }
+
+    #[test]
+    fn a_joiner_wakes_the_waiting_leader() {
+        let gathering = Gathering::default();
+        (0..2).for_each(|_| gathering.enter());
+        let joined = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !gathering.waiting.load(SeqCst) {
+                    std::thread::yield_now();
+                }
+                joined.store(true, SeqCst);
+                gathering.joined();
+            });
+            // A day-long window: only the joiner's wake-up ends it.
+            let waited =
+                gathering.wait_for_writers(Duration::from_secs(86_400), usize::MAX, || {
+                    queued(if joined.load(SeqCst) { 2 } else { 1 })
+                });
+            assert_eq!(waited, Waited::Gathered);
+        });
+    }
+}
