@@ -1063,8 +1063,12 @@ impl write_group::Commit<WriteItem> for Shared {
             mem.pending_inserts
                 .fetch_add(members.len(), Ordering::Relaxed);
             write_group::Lead::serial(token)
-        } else if parallel {
-            write_group::Lead::parallel(token)
+        } else if parallel || (self.opts.allow_concurrent_memtable_write && members.len() == 1) {
+            // Both memtables take concurrent inserts, so a group's inserts
+            // may overlap the next group's; publishes stay in order. A lone
+            // writer then hands leadership on before inserting, and two
+            // writers insert at once instead of taking turns.
+            write_group::Lead::pipelined(token)
         } else {
             write_group::Lead::serial(token)
         })

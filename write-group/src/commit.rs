@@ -26,6 +26,16 @@ pub enum ApplyMode {
     /// thread-safe, such as inserting into a concurrent memtable. A group of
     /// one applies serially whatever the mode.
     Parallel,
+    /// As `Parallel`, and `apply` may also overlap the next groups' `lead`
+    /// and `apply` (RocksDB's concurrent memtable writes, without its
+    /// separate pipelined queue). A group of one hands leadership on
+    /// *before* applying when every earlier group has published, so two
+    /// lone writers that would otherwise take turns apply at the same time
+    /// (never more than two groups at once: with more threads than cores, a
+    /// descheduled applier would hold up every publish behind it).
+    /// `publish` still runs once per group, in group order, and before the
+    /// group's members return; an unbatched entry waits for every publish.
+    Pipelined,
 }
 
 /// What a successful [`Commit::lead`] step returns: how to apply the items,
@@ -50,6 +60,16 @@ pub struct Lead<K> {
 }
 
 impl<K> Lead<K> {
+    /// Apply in parallel, overlapping later groups; see
+    /// [`ApplyMode::Pipelined`].
+    #[inline]
+    pub fn pipelined(token: K) -> Self {
+        Self {
+            mode: ApplyMode::Pipelined,
+            token,
+        }
+    }
+
     /// Apply serially, on the leader's thread.
     #[inline]
     pub fn serial(token: K) -> Self {

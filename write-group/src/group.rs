@@ -28,6 +28,12 @@ type Panic = Box<dyn Any + Send + 'static>;
 /// The low bit of the queue head: set while the group is stalled.
 const STALL_TAG: usize = 1;
 
+/// Publish tickets wrap within these bits; a few groups at most are ever
+/// between their lead and their publish.
+const TICKET_MASK: u32 = u32::MAX >> 1;
+/// The high bit of `publish_turn`: some finished group sleeps on it.
+const PUBLISH_SLEEPERS: u32 = !TICKET_MASK;
+
 #[inline]
 fn untagged<T>(word: *mut Waiter<T>) -> *mut Waiter<T> {
     word.map_addr(|addr| addr & !STALL_TAG)
@@ -111,6 +117,12 @@ pub struct WriteGroup<T, C> {
     complete_credit: YieldCredit,
     /// Writers in flight that may wait for more, and the leader's wait.
     gathering: Gathering,
+    /// The publish ticket of the next successful group (wrapping in
+    /// `TICKET_MASK`). Only leaders touch it.
+    next_ticket: AtomicU32,
+    /// The ticket whose group publishes next, plus `PUBLISH_SLEEPERS` while
+    /// a finished group sleeps waiting for its turn.
+    publish_turn: CachePadded<AtomicU32>,
     /// Process-unique: binds [`LeaderCell`]s to this group.
     id: u64,
     _commit: PhantomData<fn(&C)>,
@@ -275,11 +287,13 @@ struct GroupCtx<T, C: Commit<T>> {
     running: AtomicUsize,
     /// Shared by `apply` calls, then taken by `publish`.
     token: UnsafeCell<Option<C::Token>>,
+    /// The group's publish ticket.
+    ticket: u32,
 }
 
 /// How a group ends.
 enum Exit<C: Commit<T>, T> {
-    Publish(*const C, C::Token),
+    Publish(*const C, C::Token, u32),
     Failed(C::Error),
     LeaderPanicked,
 }
@@ -322,6 +336,8 @@ impl<T, C> WriteGroup<T, C> {
             join_credit: YieldCredit::default(),
             complete_credit: YieldCredit::default(),
             gathering: Gathering::default(),
+            next_ticket: AtomicU32::new(0),
+            publish_turn: CachePadded::new(AtomicU32::new(0)),
             id: next_group_id(),
             _commit: PhantomData,
         }
@@ -669,6 +685,84 @@ impl<T, C> WriteGroup<T, C> {
         state
     }
 
+    /// Takes the next publish ticket; only a leader calls this.
+    #[inline]
+    fn take_ticket(&self) -> u32 {
+        // Relaxed: leaders alone touch it, and leadership passes with
+        // Release/Acquire.
+        let ticket = self.next_ticket.load(Relaxed);
+        self.next_ticket
+            .store(ticket.wrapping_add(1) & TICKET_MASK, Relaxed);
+        ticket
+    }
+
+    /// Whether every group before `ticket` has published. A pipelined group
+    /// hands off early only then, so at most two groups apply at once: more
+    /// would queue on the publish order, and with more threads than cores
+    /// one descheduled applier would hold up every publish behind it.
+    #[inline]
+    fn publishes_next(&self, ticket: u32) -> bool {
+        // Relaxed: a hint; `await_publish_turn` synchronises.
+        self.publish_turn.load(Relaxed) & TICKET_MASK == ticket
+    }
+
+    /// Waits until the group with `ticket` may publish.
+    #[inline]
+    fn await_publish_turn(&self, ticket: u32) {
+        // Acquire: pairs with the Release in `end_publish_turn`, so the
+        // previous group's publish happens before ours.
+        let turn = self.publish_turn.load(Acquire);
+        if turn & TICKET_MASK != ticket {
+            self.await_publish_turn_slow(ticket, turn);
+        }
+    }
+
+    #[cold]
+    fn await_publish_turn_slow(&self, ticket: u32, mut turn: u32) {
+        for _ in 0..self.options.spin_count {
+            sync::spin_loop();
+            // Acquire: as in `await_publish_turn`.
+            turn = self.publish_turn.load(Acquire);
+            if turn & TICKET_MASK == ticket {
+                return;
+            }
+        }
+        while turn & TICKET_MASK != ticket {
+            if turn & PUBLISH_SLEEPERS == 0 {
+                // AcqRel: the bit we add must carry the publish of the group
+                // whose turn-store it overwrites, so that whoever reads our
+                // value (Acquire) sees that publish. Acquire on failure: the
+                // value read may say it is our turn.
+                if let Err(actual) = self.publish_turn.compare_exchange(
+                    turn,
+                    turn | PUBLISH_SLEEPERS,
+                    AcqRel,
+                    Acquire,
+                ) {
+                    turn = actual;
+                    continue;
+                }
+                turn |= PUBLISH_SLEEPERS;
+            }
+            self.counters.futex_sleep();
+            sync::shared_wait(&self.publish_turn, turn);
+            // Acquire: as in `await_publish_turn`.
+            turn = self.publish_turn.load(Acquire);
+        }
+    }
+
+    /// Passes the publish turn from `ticket` to the next group.
+    #[inline]
+    fn end_publish_turn(&self, ticket: u32) {
+        // Release: our publish happens before the next group's.
+        let old = self
+            .publish_turn
+            .swap(ticket.wrapping_add(1) & TICKET_MASK, Release);
+        if old & PUBLISH_SLEEPERS != 0 {
+            sync::shared_wake_all(&self.publish_turn);
+        }
+    }
+
     /// Fills in `link_newer` from `from` down towards `stop`, until it meets
     /// a waiter whose link is already set.
     ///
@@ -930,6 +1024,10 @@ where
             let futex = unsafe { &(*me).futex };
             self.await_state(futex, LEADER, &self.join_credit);
         }
+        // Pipelined groups may still be applying: wait until every group
+        // that took a ticket has published. Relaxed: we lead, and leaders
+        // alone touch `next_ticket`.
+        self.await_publish_turn(self.next_ticket.load(Relaxed));
         UnbatchedGuard { group: self, node }
     }
 
@@ -957,22 +1055,28 @@ where
             }
             // SAFETY: as above.
             Ok(Err(error)) => unsafe { self.exit_group(formed, me, Exit::Failed(error)) },
-            // SAFETY: as above.
-            Ok(Ok(Lead { token, .. })) if formed.len == 1 => unsafe {
-                self.finish_alone(commit, formed, token)
-            },
-            Ok(Ok(Lead {
-                mode: ApplyMode::Parallel,
-                token,
-            })) => {
-                // SAFETY: as above; `node` is ours.
-                unsafe { self.run_parallel(commit, node, formed, token) }
+            Ok(Ok(Lead { mode, token })) => {
+                let ticket = self.take_ticket();
+                match mode {
+                    // SAFETY: as above.
+                    ApplyMode::Pipelined if formed.len == 1 && self.publishes_next(ticket) => unsafe {
+                        self.finish_alone_pipelined(commit, formed, token, ticket)
+                    },
+                    // SAFETY: as above.
+                    _ if formed.len == 1 => unsafe {
+                        self.finish_alone(commit, formed, token, ticket)
+                    },
+                    // SAFETY: as above; `node` is ours.
+                    ApplyMode::Parallel | ApplyMode::Pipelined => unsafe {
+                        self.run_parallel(commit, node, formed, token, ticket)
+                    },
+                    // SAFETY: as above.
+                    ApplyMode::Serial => unsafe {
+                        Self::apply_serially(commit, formed, &token);
+                        self.exit_group(formed, me, Exit::Publish(commit, token, ticket))
+                    },
+                }
             }
-            // SAFETY: as above.
-            Ok(Ok(Lead { token, .. })) => unsafe {
-                Self::apply_serially(commit, formed, &token);
-                self.exit_group(formed, me, Exit::Publish(commit, token))
-            },
         };
         deferred.or(compatible_panic)
     }
@@ -1189,17 +1293,67 @@ where
     ///
     /// We lead `formed`, a group of one: our own write.
     #[inline]
-    unsafe fn finish_alone(&self, commit: &C, formed: Formed<T>, token: C::Token) -> Option<Panic> {
-        let me = formed.leader;
-        // SAFETY: our own node; only we touch its item and outcome.
+    unsafe fn finish_alone(
+        &self,
+        commit: &C,
+        formed: Formed<T>,
+        token: C::Token,
+        ticket: u32,
+    ) -> Option<Panic> {
+        // SAFETY: our own node, a group of one.
+        unsafe { Self::apply_alone(commit, formed.leader, &token) };
+        let deferred = self.publish_in_turn(commit, token, ticket);
+        // SAFETY: we lead the group `formed` describes, which is over.
+        unsafe { self.hand_off(formed.last, formed.successor) };
+        deferred
+    }
+
+    /// `finish_alone` for a pipelined group whose predecessors have all
+    /// published: hands leadership on first, so that the next group's lead
+    /// and apply overlap ours, then applies and publishes in turn. The
+    /// hand-off costs what it would after the apply.
+    ///
+    /// # Safety
+    ///
+    /// As for `finish_alone`.
+    #[inline]
+    unsafe fn finish_alone_pipelined(
+        &self,
+        commit: &C,
+        formed: Formed<T>,
+        token: C::Token,
+        ticket: u32,
+    ) -> Option<Panic> {
+        // SAFETY: we lead `formed`; after the hand-off nobody reaches our
+        // node through the queue (the successor's `link_older` is cleared).
+        unsafe { self.hand_off(formed.last, formed.successor) };
+        // SAFETY: our own node, no longer queued.
+        unsafe { Self::apply_alone(commit, formed.leader, &token) };
+        self.publish_in_turn(commit, token, ticket)
+    }
+
+    /// Applies the item of a group of one, recording a panic in its outcome.
+    ///
+    /// # Safety
+    ///
+    /// `me` is our own node, whose item and outcome only we touch.
+    #[inline]
+    unsafe fn apply_alone(commit: &C, me: *const Waiter<T>, token: &C::Token) {
+        // SAFETY: the caller's contract.
         let item = unsafe { item_mut(me) };
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| commit.apply(item, &token))) {
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| commit.apply(item, token))) {
             // SAFETY: as above.
             unsafe { Node::<T, C>::set_outcome(me, Outcome::Panicked(panic)) };
         }
+    }
+
+    /// Waits for the group with `ticket` to be next, publishes it, and passes
+    /// the turn on. Returns a panic of `publish`.
+    #[inline]
+    fn publish_in_turn(&self, commit: &C, token: C::Token, ticket: u32) -> Option<Panic> {
+        self.await_publish_turn(ticket);
         let deferred = catch_unwind(AssertUnwindSafe(|| commit.publish(token))).err();
-        // SAFETY: we lead the group `formed` describes, which is over.
-        unsafe { self.hand_off(formed.last, formed.successor) };
+        self.end_publish_turn(ticket);
         deferred
     }
 
@@ -1236,6 +1390,7 @@ where
         node: &Node<T, C>,
         formed: Formed<T>,
         token: C::Token,
+        ticket: u32,
     ) -> Option<Panic> {
         let ctx = GroupCtx::<T, C> {
             commit,
@@ -1243,6 +1398,7 @@ where
             stride: self.options.launch_stride(formed.len),
             running: AtomicUsize::new(formed.len),
             token: UnsafeCell::new(Some(token)),
+            ticket,
         };
         let ctx: *const GroupCtx<T, C> = &ctx;
         let mut woken = 0;
@@ -1344,7 +1500,7 @@ where
     ) -> Option<Panic> {
         // SAFETY: the context lives until we count out; copy what the exit
         // needs first.
-        let (formed, commit) = unsafe { ((*ctx).formed, (*ctx).commit) };
+        let (formed, commit, ticket) = unsafe { ((*ctx).formed, (*ctx).commit, (*ctx).ticket) };
         // SAFETY: as above; after this we touch the context only if we are
         // the last. AcqRel: Release hands our apply to the last member;
         // Acquire, for the last one, makes every apply visible to `publish`.
@@ -1355,7 +1511,11 @@ where
             unsafe {
                 let token = (*ctx).token.with_mut(|token| (*token).take());
                 let token = token.unwrap_or_else(|| unreachable!("taken once"));
-                self.exit_group(formed, node.as_waiter(), Exit::Publish(commit, token))
+                self.exit_group(
+                    formed,
+                    node.as_waiter(),
+                    Exit::Publish(commit, token, ticket),
+                )
             }
         } else {
             self.await_state(&node.waiter.futex, COMPLETED, &self.complete_credit);
@@ -1396,14 +1556,11 @@ where
         exit: Exit<C, T>,
     ) -> Option<Panic> {
         let (failure, deferred) = match exit {
-            Exit::Publish(commit, token) => {
+            Exit::Publish(commit, token, ticket) => {
                 // SAFETY: the leader's commit outlives its group, which is
                 // not completed yet.
                 let commit = unsafe { &*commit };
-                (
-                    None,
-                    catch_unwind(AssertUnwindSafe(|| commit.publish(token))).err(),
-                )
+                (None, self.publish_in_turn(commit, token, ticket))
             }
             Exit::Failed(error) => (Some(Outcome::Failed(error)), None),
             Exit::LeaderPanicked => (Some(Outcome::LeaderPanicked), None),

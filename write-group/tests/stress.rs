@@ -4,7 +4,7 @@
 #![cfg(not(loom))]
 
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -38,9 +38,11 @@ struct Engine {
     visible: AtomicU64,
     /// How often each sequence number was applied.
     applied: Vec<AtomicU32>,
-    /// Set from `lead` to `publish` (or a failed `lead`): no unbatched entry
-    /// may see it set.
-    group_in_flight: AtomicBool,
+    /// Groups between `lead` and `publish` (or a failed `lead`): at most one,
+    /// or two with pipelined groups; no unbatched entry may see any.
+    groups_in_flight: AtomicUsize,
+    /// Every third group is pipelined instead of parallel.
+    pipelined: bool,
     /// Fail every group whose leader's index is a multiple of this.
     fail_every: usize,
     failed_groups: AtomicUsize,
@@ -58,7 +60,8 @@ impl Engine {
             last_sequence: AtomicU64::new(0),
             visible: AtomicU64::new(0),
             applied: (0..=writes).map(|_| AtomicU32::new(0)).collect(),
-            group_in_flight: AtomicBool::new(false),
+            groups_in_flight: AtomicUsize::new(0),
+            pipelined: false,
             fail_every,
             failed_groups: AtomicUsize::new(0),
             gather: Duration::ZERO,
@@ -92,9 +95,10 @@ impl Commit<Write> for Engine {
     }
 
     fn lead(&self, group: &mut GroupMembers<'_, Write>) -> Result<Lead<(u64, u64)>, usize> {
+        let limit = if self.pipelined { 2 } else { 1 };
         assert!(
-            !self.group_in_flight.swap(true, Acquire),
-            "two groups in flight"
+            self.groups_in_flight.fetch_add(1, Acquire) < limit,
+            "more than {limit} groups in flight"
         );
         let leader = group.leader();
         if !leader.sync {
@@ -117,7 +121,7 @@ impl Commit<Write> for Engine {
         assert!(group.len() <= self.options.max_group_members);
         if leader.index.is_multiple_of(self.fail_every) {
             self.failed_groups.fetch_add(1, Relaxed);
-            self.group_in_flight.store(false, Release);
+            self.groups_in_flight.fetch_sub(1, Release);
             return Err(leader.thread);
         }
         // Relaxed: only one group is ever here, which is what this checks.
@@ -133,10 +137,10 @@ impl Commit<Write> for Engine {
             thread::sleep(self.sync_sleep);
         }
         let token = (first, last);
-        Ok(if first.is_multiple_of(3) {
-            Lead::serial(token)
-        } else {
-            Lead::parallel(token)
+        Ok(match first % 3 {
+            0 => Lead::serial(token),
+            1 if self.pipelined => Lead::pipelined(token),
+            _ => Lead::parallel(token),
         })
     }
 
@@ -158,7 +162,7 @@ impl Commit<Write> for Engine {
         let visible = self.visible.load(Relaxed);
         assert_eq!(first, visible + 1, "groups published out of order");
         self.visible.store(last, Release);
-        self.group_in_flight.store(false, Release);
+        self.groups_in_flight.fetch_sub(1, Release);
     }
 }
 
@@ -194,8 +198,18 @@ fn hammer(options: Options, writes: usize, fail_every: usize) -> Stats {
 /// `hammer`, with sync writes asking their leaders to wait up to `gather`
 /// for more writers.
 fn hammer_with(options: Options, writes: usize, fail_every: usize, gather: Duration) -> Stats {
+    hammer_engine(options, writes, fail_every, |engine| engine.gather = gather)
+}
+
+/// `hammer` with an engine adjusted by `adjust`.
+fn hammer_engine(
+    options: Options,
+    writes: usize,
+    fail_every: usize,
+    adjust: impl FnOnce(&mut Engine),
+) -> Stats {
     let mut engine = Engine::new(options.clone(), THREADS * writes, fail_every);
-    engine.gather = gather;
+    adjust(&mut engine);
     let engine = std::sync::Arc::new(engine);
     let group = std::sync::Arc::new(WriteGroup::new(options));
     let (engine2, group2) = (engine.clone(), group.clone());
@@ -311,6 +325,21 @@ fn sync_leaders_waiting_for_more_writers_lose_nothing() {
 }
 
 #[test]
+fn pipelined_groups_publish_in_order_and_lose_nothing() {
+    for spin_count in [0, 200] {
+        let options = Options {
+            spin_count,
+            max_yield_usec: 0,
+            max_group_bytes: 2048,
+            tree_threshold: 4,
+            ..Options::default()
+        };
+        let stats = hammer_engine(options, 1500, 101, |engine| engine.pipelined = true);
+        eprintln!("{stats:?} mean group {:.2}", stats.mean_group_size());
+    }
+}
+
+#[test]
 fn sync_writers_that_wait_share_one_group() {
     // Four writers whose group step takes 5 ms. Without waiting they settle
     // into two groups that take turns; with a window far longer than a
@@ -369,6 +398,8 @@ fn stalls_and_unbatched_entries_interleaved_with_writers() {
     // Sync writes wait for more writers: a stall or an unbatched entry must
     // cut the wait short, and never hang it.
     engine.gather = Duration::from_millis(2);
+    // Pipelined groups: an unbatched entry must wait for their publishes.
+    engine.pipelined = true;
     let engine = std::sync::Arc::new(engine);
     let group = std::sync::Arc::new(WriteGroup::new(options));
     let (engine2, group2) = (engine.clone(), group.clone());
@@ -417,7 +448,7 @@ fn stalls_and_unbatched_entries_interleaved_with_writers() {
                     } else {
                         let _entry = group.enter_unbatched();
                         assert!(
-                            !engine.group_in_flight.load(Acquire),
+                            engine.groups_in_flight.load(Acquire) == 0,
                             "a group overlapped an unbatched entry"
                         );
                     }
