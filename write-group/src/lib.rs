@@ -68,13 +68,16 @@
 //!   the leader here is whichever submitter arrived first, already running.
 //! - **RocksDB's `WriteThread`**: what this crate follows (join by CAS,
 //!   group limits, exclusion of incompatible writers, adaptive yield, tree
-//!   wake-up, last finisher exits, stall, unbatched entry), minus pipelined
-//!   and unordered writes. It sleeps on a per-writer mutex and condvar; this
+//!   wake-up, last finisher exits, stall, unbatched entry), minus RocksDB's
+//!   two-queue pipelined write and unordered writes. It sleeps on a per-writer mutex and condvar; this
 //!   crate sleeps on the state word itself, so a writer needs no lazy
 //!   allocation and a wake-up is one syscall. It also adds what RocksDB
 //!   lacks: a leader may wait, bounded and asleep, for the writers it
 //!   expects before an expensive step ([`Commit::gather_window`]), so
 //!   writers that each sync do not split into two cohorts that sync in turn.
+//!   And its own pipelined mode ([`ApplyMode::Pipelined`]) lets a lone
+//!   writer apply after handing leadership on, with publishes kept in
+//!   order, without a second queue for memtable writers.
 //!
 //! # Example
 //!
