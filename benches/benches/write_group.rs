@@ -263,10 +263,11 @@ impl Commit<Record> for OursCommit {
     }
 
     fn lead(&self, group: &mut GroupMembers<'_, Record>) -> Result<Lead<()>, ()> {
-        let start = Instant::now();
+        let timed = self.variant == Variant::Fsync;
+        let start = timed.then(Instant::now);
         let (sink, records) = self.sink.get_with_members(group);
         sink.append(records.iter());
-        if self.variant == Variant::Fsync {
+        if let Some(start) = start {
             let took = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
             // Relaxed: only leaders write it, one at a time.
             let old = self.lead_nanos.load(Relaxed);
