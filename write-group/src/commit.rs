@@ -105,11 +105,14 @@ impl<K> Lead<K> {
 ///    thread or on each member's own thread, as `lead` chose.
 /// 3. [`publish`](Commit::publish) runs once, on the thread that finished
 ///    applying last, after every member applied and before any member's
-///    write returns or the next group's leader starts: the place to make the
-///    group visible (an engine stores its last sequence number there).
+///    write returns or the next group's leader starts (except after a
+///    [pipelined](ApplyMode::Pipelined) group of one, whose successor may
+///    lead and apply meanwhile): the place to make the group visible (an
+///    engine stores its last sequence number there).
 ///
-/// Only one group is ever between steps 1 and 3, so groups are led, applied
-/// and published in enqueue order.
+/// Groups are led one at a time and published one at a time, both in
+/// enqueue order; only pipelined groups let the apply steps of two groups
+/// overlap.
 ///
 /// The callbacks must not call [`WriteGroup::write`](crate::WriteGroup::write)
 /// or [`enter_unbatched`](crate::WriteGroup::enter_unbatched) on the same
