@@ -1058,14 +1058,12 @@ where
             Ok(Ok(Lead { mode, token })) => {
                 let ticket = self.take_ticket();
                 match mode {
-                    // SAFETY: as above.
-                    ApplyMode::Pipelined if formed.len == 1 && self.publishes_next(ticket) => unsafe {
-                        self.finish_alone_pipelined(commit, formed, token, ticket)
-                    },
-                    // SAFETY: as above.
-                    _ if formed.len == 1 => unsafe {
-                        self.finish_alone(commit, formed, token, ticket)
-                    },
+                    _ if formed.len == 1 => {
+                        let early_hand_off =
+                            mode == ApplyMode::Pipelined && self.publishes_next(ticket);
+                        // SAFETY: as above.
+                        unsafe { self.finish_alone(commit, formed, token, ticket, early_hand_off) }
+                    }
                     // SAFETY: as above; `node` is ours.
                     ApplyMode::Parallel | ApplyMode::Pipelined => unsafe {
                         self.run_parallel(commit, node, formed, token, ticket)
@@ -1289,6 +1287,11 @@ where
     /// `apply_serially` and `exit_group` do, without their walks over the
     /// members (the common case when writes do not overlap).
     ///
+    /// With `early_hand_off` (a pipelined group whose predecessors have all
+    /// published) leadership passes on first, so that the next group's lead
+    /// and apply overlap ours; the hand-off costs what it would after the
+    /// publish.
+    ///
     /// # Safety
     ///
     /// We lead `formed`, a group of one: our own write.
@@ -1299,37 +1302,22 @@ where
         formed: Formed<T>,
         token: C::Token,
         ticket: u32,
+        early_hand_off: bool,
     ) -> Option<Panic> {
-        // SAFETY: our own node, a group of one.
+        if early_hand_off {
+            // SAFETY: we lead `formed`; after the hand-off nobody reaches our
+            // node through the queue (the successor's `link_older` is
+            // cleared).
+            unsafe { self.hand_off(formed.last, formed.successor) };
+        }
+        // SAFETY: our own node, a group of one, queued or not.
         unsafe { Self::apply_alone(commit, formed.leader, &token) };
         let deferred = self.publish_in_turn(commit, token, ticket);
-        // SAFETY: we lead the group `formed` describes, which is over.
-        unsafe { self.hand_off(formed.last, formed.successor) };
+        if !early_hand_off {
+            // SAFETY: we lead the group `formed` describes, which is over.
+            unsafe { self.hand_off(formed.last, formed.successor) };
+        }
         deferred
-    }
-
-    /// `finish_alone` for a pipelined group whose predecessors have all
-    /// published: hands leadership on first, so that the next group's lead
-    /// and apply overlap ours, then applies and publishes in turn. The
-    /// hand-off costs what it would after the apply.
-    ///
-    /// # Safety
-    ///
-    /// As for `finish_alone`.
-    #[inline]
-    unsafe fn finish_alone_pipelined(
-        &self,
-        commit: &C,
-        formed: Formed<T>,
-        token: C::Token,
-        ticket: u32,
-    ) -> Option<Panic> {
-        // SAFETY: we lead `formed`; after the hand-off nobody reaches our
-        // node through the queue (the successor's `link_older` is cleared).
-        unsafe { self.hand_off(formed.last, formed.successor) };
-        // SAFETY: our own node, no longer queued.
-        unsafe { Self::apply_alone(commit, formed.leader, &token) };
-        self.publish_in_turn(commit, token, ticket)
     }
 
     /// Applies the item of a group of one, recording a panic in its outcome.

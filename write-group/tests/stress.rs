@@ -192,13 +192,7 @@ fn with_watchdog<R: Send + 'static>(name: &str, body: impl FnOnce() -> R + Send 
 /// checking that every successful write was applied exactly once and is
 /// visible, and that groups were published contiguously in order.
 fn hammer(options: Options, writes: usize, fail_every: usize) -> Stats {
-    hammer_with(options, writes, fail_every, Duration::ZERO)
-}
-
-/// `hammer`, with sync writes asking their leaders to wait up to `gather`
-/// for more writers.
-fn hammer_with(options: Options, writes: usize, fail_every: usize, gather: Duration) -> Stats {
-    hammer_engine(options, writes, fail_every, |engine| engine.gather = gather)
+    hammer_engine(options, writes, fail_every, |_| {})
 }
 
 /// `hammer` with an engine adjusted by `adjust`.
@@ -283,16 +277,21 @@ fn hammer_engine(
     stats
 }
 
-#[test]
-fn futex_only_no_lost_wakeups_every_write_once_groups_in_order() {
-    let options = Options {
+/// Waiters sleep at once (a lost wake-up hangs), small groups by bytes, and
+/// the tree from 4 members.
+fn futex_only_options() -> Options {
+    Options {
         spin_count: 0,
         max_yield_usec: 0,
         max_group_bytes: 4096,
         tree_threshold: 4,
         ..Options::default()
-    };
-    let stats = hammer(options, 1500, 97);
+    }
+}
+
+#[test]
+fn futex_only_no_lost_wakeups_every_write_once_groups_in_order() {
+    let stats = hammer(futex_only_options(), 1500, 97);
     eprintln!("{stats:?} mean group {:.2}", stats.mean_group_size());
     assert!(stats.futex_sleeps > 0, "waiters slept: {stats:?}");
     assert!(stats.groups < stats.members, "groups formed: {stats:?}");
@@ -311,14 +310,9 @@ fn default_waiting_with_fixed_fan_out_and_member_cap() {
 
 #[test]
 fn sync_leaders_waiting_for_more_writers_lose_nothing() {
-    let options = Options {
-        spin_count: 0,
-        max_yield_usec: 0,
-        max_group_bytes: 4096,
-        tree_threshold: 4,
-        ..Options::default()
-    };
-    let stats = hammer_with(options, 1000, 89, Duration::from_micros(200));
+    let stats = hammer_engine(futex_only_options(), 1000, 89, |engine| {
+        engine.gather = Duration::from_micros(200);
+    });
     eprintln!("{stats:?} mean group {:.2}", stats.mean_group_size());
     assert!(stats.gather_waits > 0, "leaders waited: {stats:?}");
     assert!(stats.gather_timeouts <= stats.gather_waits);
