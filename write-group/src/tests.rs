@@ -4,6 +4,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::thread::{self, ThreadId};
+use std::time::Duration;
 
 use crate::{Commit, FanOut, GroupMembers, Lead, Options, UnbatchedGuard, WriteError, WriteGroup};
 
@@ -32,6 +33,10 @@ impl Item {
 #[derive(Default)]
 struct Recorder {
     parallel: bool,
+    /// Return `Lead::pipelined` (takes precedence over `parallel`).
+    pipelined: bool,
+    /// The gather window of sync items.
+    gather: Duration,
     fail_with: Option<&'static str>,
     panic_in_lead: bool,
     /// The ids of each group, in the order groups were led.
@@ -56,6 +61,14 @@ impl Commit<Item> for Recorder {
         leader.sync || !other.sync
     }
 
+    fn gather_window(&self, item: &Item) -> Duration {
+        if item.sync {
+            self.gather
+        } else {
+            Duration::ZERO
+        }
+    }
+
     fn lead(&self, group: &mut GroupMembers<'_, Item>) -> Result<Lead<usize>, &'static str> {
         let ids: Vec<usize> = group.iter().map(|item| item.id).collect();
         assert_eq!(ids.len(), group.len());
@@ -72,7 +85,9 @@ impl Commit<Item> for Recorder {
             return Err(error);
         }
         let token = group.len();
-        Ok(if self.parallel {
+        Ok(if self.pipelined {
+            Lead::pipelined(token)
+        } else if self.parallel {
             Lead::parallel(token)
         } else {
             Lead::serial(token)
@@ -595,6 +610,41 @@ fn concurrent_writers_each_apply_once_with_and_without_sleeping() {
             assert_eq!(recorder.applies.load(Relaxed), threads * writes);
         }
     }
+}
+
+#[test]
+fn pipelined_and_gathering_writers_apply_once_and_publish_in_lead_order() {
+    // Runs the early hand-off of pipelined groups of one, and the leader's
+    // walk of the queue while it waits for sync writers, under miri too.
+    let (threads, writes) = if cfg!(miri) { (3, 6) } else { (8, 300) };
+    let recorder = Recorder {
+        pipelined: true,
+        gather: Duration::from_millis(1),
+        ..Recorder::default()
+    };
+    let group = Group::new(quiet_options());
+    thread::scope(|s| {
+        for t in 0..threads {
+            let (group, recorder) = (&group, &recorder);
+            s.spawn(move || {
+                for i in 0..writes {
+                    let mut item = Item::new(t * writes + i);
+                    item.sync = i % 2 == 0;
+                    let item = group.write(recorder, item).unwrap();
+                    assert_eq!(item.applied, 1);
+                }
+            });
+        }
+    });
+    let groups = recorder.groups.lock().unwrap();
+    let mut seen: Vec<usize> = groups.concat();
+    seen.sort_unstable();
+    assert_eq!(seen, (0..threads * writes).collect::<Vec<_>>());
+    assert_eq!(recorder.applies.load(Relaxed), threads * writes);
+    // Each token is its group's size: publishes came in the order the
+    // groups were led.
+    let led: Vec<usize> = groups.iter().map(Vec::len).collect();
+    assert_eq!(*recorder.published.lock().unwrap(), led);
 }
 
 /// Counts writes in a `LeaderCell`, without a lock.
