@@ -2,6 +2,7 @@
 //! `BatchPostProcess`, as an RAII handle.
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 
 use crate::entry::Entry;
 use crate::{Comparator, VecMem};
@@ -147,29 +148,33 @@ impl<'a, C: Comparator> Writer<'a, C> {
     /// assert_eq!(mem.len(), 1);
     /// ```
     #[inline]
-    pub fn finish(mut self) {
-        self.publish();
-    }
-
-    #[inline]
-    fn publish(&mut self) {
-        if let Some(first) = self.first.take() {
-            self.mem.append(first, &self.rest);
-            self.rest.clear();
+    pub fn finish(self) {
+        // Taken apart rather than dropped, so that a batch of one costs what
+        // `VecMem::insert` costs. `rest` is a local from here on: a panic
+        // while publishing still frees it.
+        let mut this = ManuallyDrop::new(self);
+        let rest = std::mem::take(&mut this.rest);
+        if let Some(first) = this.first.take() {
+            this.mem.append(first, &rest);
         }
+        spare::give_back(rest);
     }
 }
 
 impl<C: Comparator> Drop for Writer<'_, C> {
     #[inline]
     fn drop(&mut self) {
-        if std::thread::panicking() && self.mem.is_read_only() {
-            // Publishing would panic again and abort; an unwinding batch was
-            // never acknowledged, so dropping it loses nothing promised.
-            return;
+        let rest = std::mem::take(&mut self.rest);
+        if let Some(first) = self.first.take() {
+            if std::thread::panicking() && self.mem.is_read_only() {
+                // Publishing would panic again and abort; an unwinding batch
+                // was never acknowledged, so dropping it loses nothing
+                // promised.
+                return;
+            }
+            self.mem.append(first, &rest);
         }
-        self.publish();
-        spare::give_back(std::mem::take(&mut self.rest));
+        spare::give_back(rest);
     }
 }
 
@@ -215,6 +220,7 @@ mod spare {
     /// Keeps `buffer` (emptied) as this thread's spare.
     #[inline]
     pub(super) fn give_back(mut buffer: Vec<Entry>) {
+        // Checked inline: a batch of one never had a buffer to give back.
         if buffer.capacity() == 0 || buffer.capacity() > MAX_KEPT {
             return;
         }
