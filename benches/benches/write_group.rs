@@ -396,9 +396,9 @@ const CONTENDERS: [&str; 5] = [
     "ours_tree_on",
 ];
 
-/// `Options::default()`, with `WRITE_GROUP_BENCH_SPIN` and
-/// `WRITE_GROUP_BENCH_YIELD_USEC` overriding the spin count and the yield
-/// budget, for experiments.
+/// `Options::default()`, with `WRITE_GROUP_BENCH_SPIN`,
+/// `WRITE_GROUP_BENCH_YIELD_USEC` and `WRITE_GROUP_BENCH_BARGE` overriding
+/// the spin count, the yield budget and the barging budget, for experiments.
 fn ours_options() -> Options {
     let env = |name: &str| {
         std::env::var(name)
@@ -409,6 +409,7 @@ fn ours_options() -> Options {
     Options {
         spin_count: env("WRITE_GROUP_BENCH_SPIN").unwrap_or(defaults.spin_count),
         max_yield_usec: env("WRITE_GROUP_BENCH_YIELD_USEC").unwrap_or(defaults.max_yield_usec),
+        barge_spins: env("WRITE_GROUP_BENCH_BARGE").unwrap_or(defaults.barge_spins),
         ..defaults
     }
 }

@@ -7,6 +7,7 @@ use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::ptr;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use std::time::Duration;
 
@@ -31,6 +32,9 @@ const STALL_TAG: usize = 1;
 /// Publish tickets wrap within these bits; a few groups at most are ever
 /// between their lead and their publish.
 const TICKET_MASK: u32 = u32::MAX >> 1;
+/// The most busy-wait hints between two looks at the queue while barging.
+const BARGE_MAX_STEP: u32 = 64;
+
 /// The high bit of `publish_turn`: some finished group sleeps on it.
 const PUBLISH_SLEEPERS: u32 = !TICKET_MASK;
 
@@ -104,9 +108,8 @@ fn tagged_like<T>(waiter: *const Waiter<T>, like: *mut Waiter<T>) -> *mut Waiter
 /// assert_eq!(group.stats().members, 400);
 /// ```
 pub struct WriteGroup<T, C> {
-    /// The newest queued writer (null when idle), tagged with `STALL_TAG`.
-    /// Anyone pushes; only the leader of the moment rewires or detaches.
-    newest: CachePadded<AtomicPtr<Waiter<T>>>,
+    /// What every group touches; see [`Hot`].
+    hot: CachePadded<Hot<T>>,
     /// Bumped when a stall is released; stalled writers sleep on it.
     stall_epoch: AtomicU32,
     options: Options,
@@ -117,15 +120,29 @@ pub struct WriteGroup<T, C> {
     complete_credit: YieldCredit,
     /// Writers in flight that may wait for more, and the leader's wait.
     gathering: Gathering,
+    /// Process-unique: binds [`LeaderCell`]s to this group.
+    id: u64,
+    _commit: PhantomData<fn(&C)>,
+}
+
+/// The words every group touches, on one cache line: when consecutive
+/// writes run on different cores, a lone writer's group then moves one line
+/// between them, not four (with the queue head, the ticket, the publish turn
+/// and the statistics each on a line of its own, two writers alternating on
+/// two cores ran at a tenth of one writer's rate).
+struct Hot<T> {
+    /// The newest queued writer (null when idle), tagged with `STALL_TAG`.
+    /// Anyone pushes; only the leader of the moment rewires or detaches.
+    newest: AtomicPtr<Waiter<T>>,
     /// The publish ticket of the next successful group (wrapping in
     /// `TICKET_MASK`). Only leaders touch it.
     next_ticket: AtomicU32,
     /// The ticket whose group publishes next, plus `PUBLISH_SLEEPERS` while
     /// a finished group sleeps waiting for its turn.
-    publish_turn: CachePadded<AtomicU32>,
-    /// Process-unique: binds [`LeaderCell`]s to this group.
-    id: u64,
-    _commit: PhantomData<fn(&C)>,
+    publish_turn: AtomicU32,
+    /// Groups of one, the statistic a lone writer bumps (leaders only; see
+    /// `Counters::group`).
+    groups_of_one: AtomicU64,
 }
 
 impl<T, C> fmt::Debug for WriteGroup<T, C> {
@@ -329,15 +346,18 @@ impl<T, C> WriteGroup<T, C> {
     #[must_use]
     pub fn new(options: Options) -> Self {
         Self {
-            newest: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
+            hot: CachePadded::new(Hot {
+                newest: AtomicPtr::new(ptr::null_mut()),
+                next_ticket: AtomicU32::new(0),
+                publish_turn: AtomicU32::new(0),
+                groups_of_one: AtomicU64::new(0),
+            }),
             stall_epoch: AtomicU32::new(0),
             options,
             counters: CachePadded::new(Counters::default()),
             join_credit: YieldCredit::default(),
             complete_credit: YieldCredit::default(),
             gathering: Gathering::default(),
-            next_ticket: AtomicU32::new(0),
-            publish_turn: CachePadded::new(AtomicU32::new(0)),
             id: next_group_id(),
             _commit: PhantomData,
         }
@@ -389,20 +409,20 @@ impl<T, C> WriteGroup<T, C> {
     /// ```
     #[must_use]
     pub fn stats(&self) -> Stats {
-        self.counters.snapshot()
+        self.counters.snapshot(&self.hot.groups_of_one)
     }
 
     /// Sets every counter to 0. Call it while no write is in flight: a
     /// leader's count in progress may otherwise survive the reset.
     pub fn reset_stats(&self) {
-        self.counters.reset();
+        self.counters.reset(&self.hot.groups_of_one);
     }
 
     /// Whether the group is stalled.
     #[must_use]
     pub fn is_stalled(&self) -> bool {
         // Relaxed: a report; the stall protocol itself uses SeqCst.
-        is_stalled(self.newest.load(Relaxed))
+        is_stalled(self.hot.newest.load(Relaxed))
     }
 
     /// Stalls writes: until [`release_stall`](Self::release_stall), new
@@ -441,7 +461,7 @@ impl<T, C> WriteGroup<T, C> {
     pub fn stall(&self) -> bool {
         // SeqCst: cold path; keeps the tag/epoch handshake with stalled
         // writers obviously free of lost wake-ups.
-        let mut word = self.newest.load(SeqCst);
+        let mut word = self.hot.newest.load(SeqCst);
         loop {
             if is_stalled(word) {
                 return false;
@@ -449,6 +469,7 @@ impl<T, C> WriteGroup<T, C> {
             let stalled = word.map_addr(|addr| addr | STALL_TAG);
             // SeqCst: as above.
             match self
+                .hot
                 .newest
                 .compare_exchange_weak(word, stalled, SeqCst, SeqCst)
             {
@@ -462,13 +483,14 @@ impl<T, C> WriteGroup<T, C> {
     /// was not stalled.
     pub fn release_stall(&self) -> bool {
         // SeqCst: see `stall`.
-        let mut word = self.newest.load(SeqCst);
+        let mut word = self.hot.newest.load(SeqCst);
         loop {
             if !is_stalled(word) {
                 return false;
             }
             // SeqCst: see `stall`.
             match self
+                .hot
                 .newest
                 .compare_exchange_weak(word, untagged(word), SeqCst, SeqCst)
             {
@@ -490,7 +512,7 @@ impl<T, C> WriteGroup<T, C> {
             // SeqCst: see `release_stall`.
             let epoch = self.stall_epoch.load(SeqCst);
             // SeqCst: see `release_stall`.
-            if !is_stalled(self.newest.load(SeqCst)) {
+            if !is_stalled(self.hot.newest.load(SeqCst)) {
                 return;
             }
             sync::shared_wait(&self.stall_epoch, epoch);
@@ -505,22 +527,30 @@ impl<T, C> WriteGroup<T, C> {
         waiter: *const Waiter<T>,
         no_slowdown: bool,
         ignore_stall: bool,
+        mut barge_budget: u32,
     ) -> Result<bool, ()> {
         // Guess an idle queue: the CAS checks the guess, and a new waiter's
         // `link_older` is already null.
         let mut word = ptr::null_mut::<Waiter<T>>();
+        let mut barged = false;
         loop {
             // AcqRel: Release publishes our node to the leader that acquires
             // the head; Acquire, when the queue was empty, pairs with the
             // previous group's Release detach so we see it published.
             // Relaxed on failure: the value is only the next guess.
-            match self.newest.compare_exchange_weak(
+            match self.hot.newest.compare_exchange_weak(
                 word,
                 tagged_like(waiter, word),
                 AcqRel,
                 Relaxed,
             ) {
-                Ok(_) => return Ok(untagged(word).is_null()),
+                Ok(_) => {
+                    let leads = untagged(word).is_null();
+                    if leads && barged {
+                        self.counters.barge();
+                    }
+                    return Ok(leads);
+                }
                 Err(actual) => word = actual,
             }
             while is_stalled(word) && !ignore_stall {
@@ -529,11 +559,39 @@ impl<T, C> WriteGroup<T, C> {
                 }
                 self.wait_for_stall_release();
                 // Relaxed: a guess, as above.
-                word = self.newest.load(Relaxed);
+                word = self.hot.newest.load(Relaxed);
+            }
+            if barge_budget > 0 && !untagged(word).is_null() && !is_stalled(word) {
+                word = self.wait_to_barge(&mut barge_budget);
+                barged = untagged(word).is_null();
             }
             // SAFETY: `waiter` is our own, not yet shared. Relaxed: published
             // by the Release CAS.
             unsafe { (*waiter).link_older.store(untagged(word), Relaxed) };
+        }
+    }
+
+    /// Watches a busy queue, hoping it empties so that the caller leads at
+    /// once instead of queueing behind a group that may be short; spends up
+    /// to `budget` busy-wait hints, looking after 1, 2, 4, ... of them (at
+    /// most `BARGE_MAX_STEP` apart), so that the writer finishing a group
+    /// keeps its cache lines and can start its next write. Returns the last
+    /// word seen; a spent budget is left at zero.
+    #[cold]
+    fn wait_to_barge(&self, budget: &mut u32) -> *mut Waiter<T> {
+        let mut step = 1;
+        loop {
+            let pauses = step.min(*budget);
+            for _ in 0..pauses {
+                sync::spin_loop();
+            }
+            *budget -= pauses;
+            step = (step * 2).min(BARGE_MAX_STEP);
+            // Relaxed: only a guess for the CAS in `link`, which checks it.
+            let word = self.hot.newest.load(Relaxed);
+            if untagged(word).is_null() || is_stalled(word) || *budget == 0 {
+                return word;
+            }
         }
     }
 
@@ -690,8 +748,9 @@ impl<T, C> WriteGroup<T, C> {
     fn take_ticket(&self) -> u32 {
         // Relaxed: leaders alone touch it, and leadership passes with
         // Release/Acquire.
-        let ticket = self.next_ticket.load(Relaxed);
-        self.next_ticket
+        let ticket = self.hot.next_ticket.load(Relaxed);
+        self.hot
+            .next_ticket
             .store(ticket.wrapping_add(1) & TICKET_MASK, Relaxed);
         ticket
     }
@@ -703,7 +762,7 @@ impl<T, C> WriteGroup<T, C> {
     #[inline]
     fn publishes_next(&self, ticket: u32) -> bool {
         // Relaxed: a hint; `await_publish_turn` synchronises.
-        self.publish_turn.load(Relaxed) & TICKET_MASK == ticket
+        self.hot.publish_turn.load(Relaxed) & TICKET_MASK == ticket
     }
 
     /// Waits until the group with `ticket` may publish.
@@ -711,7 +770,7 @@ impl<T, C> WriteGroup<T, C> {
     fn await_publish_turn(&self, ticket: u32) {
         // Acquire: pairs with the Release in `end_publish_turn`, so the
         // previous group's publish happens before ours.
-        let turn = self.publish_turn.load(Acquire);
+        let turn = self.hot.publish_turn.load(Acquire);
         if turn & TICKET_MASK != ticket {
             self.await_publish_turn_slow(ticket, turn);
         }
@@ -722,7 +781,7 @@ impl<T, C> WriteGroup<T, C> {
         for _ in 0..self.options.spin_count {
             sync::spin_loop();
             // Acquire: as in `await_publish_turn`.
-            turn = self.publish_turn.load(Acquire);
+            turn = self.hot.publish_turn.load(Acquire);
             if turn & TICKET_MASK == ticket {
                 return;
             }
@@ -733,7 +792,7 @@ impl<T, C> WriteGroup<T, C> {
                 // whose turn-store it overwrites, so that whoever reads our
                 // value (Acquire) sees that publish. Acquire on failure: the
                 // value read may say it is our turn.
-                if let Err(actual) = self.publish_turn.compare_exchange(
+                if let Err(actual) = self.hot.publish_turn.compare_exchange(
                     turn,
                     turn | PUBLISH_SLEEPERS,
                     AcqRel,
@@ -745,21 +804,35 @@ impl<T, C> WriteGroup<T, C> {
                 turn |= PUBLISH_SLEEPERS;
             }
             self.counters.futex_sleep();
-            sync::shared_wait(&self.publish_turn, turn);
+            sync::shared_wait(&self.hot.publish_turn, turn);
             // Acquire: as in `await_publish_turn`.
-            turn = self.publish_turn.load(Acquire);
+            turn = self.hot.publish_turn.load(Acquire);
         }
     }
 
     /// Passes the publish turn from `ticket` to the next group.
+    /// `handed_off`: whether our group handed leadership on before it
+    /// published (a pipelined group of one).
     #[inline]
-    fn end_publish_turn(&self, ticket: u32) {
-        // Release: our publish happens before the next group's.
-        let old = self
-            .publish_turn
-            .swap(ticket.wrapping_add(1) & TICKET_MASK, Release);
+    fn end_publish_turn(&self, ticket: u32, handed_off: bool) {
+        let next = ticket.wrapping_add(1) & TICKET_MASK;
+        if !handed_off {
+            // Tickets after ours are taken only after our hand-off, and
+            // every group before ours has published, so nobody sleeps on the
+            // turn: a plain store, one atomic read-modify-write less per
+            // group. Release: our publish happens before the next group's.
+            debug_assert_eq!(
+                self.hot.publish_turn.load(Relaxed),
+                ticket,
+                "a sleeper on the publish turn of a group that has not handed off"
+            );
+            self.hot.publish_turn.store(next, Release);
+            return;
+        }
+        // Release: as above.
+        let old = self.hot.publish_turn.swap(next, Release);
         if old & PUBLISH_SLEEPERS != 0 {
-            sync::shared_wake_all(&self.publish_turn);
+            sync::shared_wake_all(&self.hot.publish_turn);
         }
     }
 
@@ -797,15 +870,17 @@ impl<T, C> WriteGroup<T, C> {
     /// The caller leads, and `old` was the head it gathered up to.
     unsafe fn replace_newest(&self, old: *const Waiter<T>, new: *const Waiter<T>) {
         // Acquire: if writers arrived, we walk their links below.
-        let mut word = self.newest.load(Acquire);
+        let mut word = self.hot.newest.load(Acquire);
         while untagged(word).cast_const() == old {
             // Relaxed on success: arrivals read nothing through the head, and
             // the next leader gets our links with its leadership. Acquire on
             // failure: as above.
-            match self
-                .newest
-                .compare_exchange_weak(word, tagged_like(new, word), Relaxed, Acquire)
-            {
+            match self.hot.newest.compare_exchange_weak(
+                word,
+                tagged_like(new, word),
+                Relaxed,
+                Acquire,
+            ) {
                 Ok(_) => return,
                 Err(actual) => word = actual,
             }
@@ -842,6 +917,7 @@ impl<T, C> WriteGroup<T, C> {
             // in `link` and sees our group published. Acquire on failure: if
             // writers arrived, we walk their links below.
             match self
+                .hot
                 .newest
                 .compare_exchange_weak(word, empty, Release, Acquire)
             {
@@ -938,7 +1014,10 @@ where
         // until it is completed (or, as leader, completes everyone else).
         let node = &owned;
         let me = node.as_waiter();
-        let leads_at_once = match self.link(me, no_slowdown, false) {
+        // A writer that gathers expects an expensive group step: it queues
+        // at once, to share it.
+        let barge_budget = if gathers { 0 } else { self.options.barge_spins };
+        let leads_at_once = match self.link(me, no_slowdown, false, barge_budget) {
             Ok(leads) => leads,
             Err(()) => {
                 if gathers {
@@ -1015,7 +1094,7 @@ where
     pub fn enter_unbatched(&self) -> UnbatchedGuard<'_, T, C> {
         let node = Box::into_raw(Box::new(Node::<T, C>::unbatched()));
         let me = node.cast_const().cast::<Waiter<T>>();
-        let leads_at_once = match self.link(me, false, true) {
+        let leads_at_once = match self.link(me, false, true, 0) {
             Ok(leads) => leads,
             Err(()) => unreachable!("an unbatched entry ignores stalls"),
         };
@@ -1027,7 +1106,7 @@ where
         // Pipelined groups may still be applying: wait until every group
         // that took a ticket has published. Relaxed: we lead, and leaders
         // alone touch `next_ticket`.
-        self.await_publish_turn(self.next_ticket.load(Relaxed));
+        self.await_publish_turn(self.hot.next_ticket.load(Relaxed));
         UnbatchedGuard { group: self, node }
     }
 
@@ -1042,7 +1121,7 @@ where
         }
         // SAFETY: we lead.
         let (formed, compatible_panic) = unsafe { self.form_group(commit, me) };
-        self.counters.group(formed.len);
+        self.counters.group(formed.len, &self.hot.groups_of_one);
         // SAFETY: the members wait for a role and only we touch their items
         // until we launch or complete them.
         let mut members = unsafe { GroupMembers::new(me, formed.len, formed.bytes, self.id) };
@@ -1101,7 +1180,7 @@ where
     unsafe fn count_queued(&self, me: *const Waiter<T>) -> Queued {
         // Acquire: pairs with the Release CAS in `link`, so the links of
         // every queued writer are visible.
-        let head_word = self.newest.load(Acquire);
+        let head_word = self.hot.newest.load(Acquire);
         let mut queued = Queued {
             writers: 1,
             urgent: is_stalled(head_word),
@@ -1129,7 +1208,7 @@ where
     unsafe fn form_group(&self, commit: &C, me: *const Waiter<T>) -> (Formed<T>, Option<Panic>) {
         // Acquire: pairs with the Release CAS in `link`, so the fields of
         // every queued writer are visible.
-        let head_word = self.newest.load(Acquire);
+        let head_word = self.hot.newest.load(Acquire);
         let head = untagged(head_word).cast_const();
         // SAFETY: our own waiter.
         let size = unsafe { (*me).size };
@@ -1312,7 +1391,7 @@ where
         }
         // SAFETY: our own node, a group of one, queued or not.
         unsafe { Self::apply_alone(commit, formed.leader, &token) };
-        let deferred = self.publish_in_turn(commit, token, ticket);
+        let deferred = self.publish_in_turn(commit, token, ticket, early_hand_off);
         if !early_hand_off {
             // SAFETY: we lead the group `formed` describes, which is over.
             unsafe { self.hand_off(formed.last, formed.successor) };
@@ -1336,12 +1415,19 @@ where
     }
 
     /// Waits for the group with `ticket` to be next, publishes it, and passes
-    /// the turn on. Returns a panic of `publish`.
+    /// the turn on (see `end_publish_turn` for `handed_off`). Returns a panic
+    /// of `publish`.
     #[inline]
-    fn publish_in_turn(&self, commit: &C, token: C::Token, ticket: u32) -> Option<Panic> {
+    fn publish_in_turn(
+        &self,
+        commit: &C,
+        token: C::Token,
+        ticket: u32,
+        handed_off: bool,
+    ) -> Option<Panic> {
         self.await_publish_turn(ticket);
         let deferred = catch_unwind(AssertUnwindSafe(|| commit.publish(token))).err();
-        self.end_publish_turn(ticket);
+        self.end_publish_turn(ticket, handed_off);
         deferred
     }
 
@@ -1548,7 +1634,8 @@ where
                 // SAFETY: the leader's commit outlives its group, which is
                 // not completed yet.
                 let commit = unsafe { &*commit };
-                (None, self.publish_in_turn(commit, token, ticket))
+                // The hand-off below comes after the publish.
+                (None, self.publish_in_turn(commit, token, ticket, false))
             }
             Exit::Failed(error) => (Some(Outcome::Failed(error)), None),
             Exit::LeaderPanicked => (Some(Outcome::LeaderPanicked), None),
@@ -1631,7 +1718,7 @@ impl<T, C: Commit<T>> UnbatchedGuard<'_, T, C> {
         let me = self.node.cast_const().cast::<Waiter<T>>();
         // Acquire: pairs with the Release CAS in `link`, so the links of the
         // writers queued behind us are visible.
-        let mut waiter = untagged(self.group.newest.load(Acquire)).cast_const();
+        let mut waiter = untagged(self.group.hot.newest.load(Acquire)).cast_const();
         let mut queued = 0;
         while waiter != me {
             queued += 1;

@@ -60,6 +60,16 @@ impl FanOut {
 pub struct Options {
     /// Busy-wait checks of a waiter's state before it yields (RocksDB: 200).
     pub spin_count: u32,
+    /// Busy-wait hints (`spin_loop`) a writer without a
+    /// [gather window](crate::Commit::gather_window) may spend, when it
+    /// finds a group running, watching for the queue to empty so that it
+    /// leads a group of its own instead of queueing behind that one
+    /// ("barging", as a mutex lets a running thread do). It looks after
+    /// 1, 2, 4, ... hints, at most 64 apart, and queues once the budget is
+    /// spent. `0`: always queue at once, as RocksDB does. Default 256, about
+    /// 7 µs on the development VM (a hint costs 29 ns there): long enough to
+    /// outlast an in-memory group, far shorter than an `fdatasync`.
+    pub barge_spins: u32,
     /// How long a waiter may yield its time slice before it sleeps on its
     /// futex, in microseconds; 0 skips the yield phase (RocksDB: 100).
     pub max_yield_usec: u32,
@@ -92,6 +102,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             spin_count: 200,
+            barge_spins: 256,
             max_yield_usec: 100,
             slow_yield_usec: 3,
             adaptive_yield: true,

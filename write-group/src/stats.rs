@@ -43,6 +43,10 @@ pub struct Stats {
     pub spin_successes: u64,
     /// Waits that ended while yielding.
     pub yield_successes: u64,
+    /// Writes that found a group running, watched the queue empty (see
+    /// [`Options::barge_spins`](crate::Options::barge_spins)) and led a
+    /// group of their own instead of queueing.
+    pub barges: u64,
     /// Leaders that waited for more writers before sealing their group
     /// ([`Commit::gather_window`](crate::Commit::gather_window)).
     pub gather_waits: u64,
@@ -105,6 +109,7 @@ pub(crate) struct Counters {
     futex_sleeps: AtomicU64,
     spin_successes: AtomicU64,
     yield_successes: AtomicU64,
+    barges: AtomicU64,
     gather_waits: AtomicU64,
     gather_timeouts: AtomicU64,
     group_sizes: [AtomicU64; GROUP_SIZE_BUCKETS],
@@ -128,16 +133,18 @@ fn bump_as_leader(counter: &AtomicU64, by: u64) {
 }
 
 impl Counters {
-    /// Counts a group; only its leader calls this.
+    /// Counts a group; only its leader calls this. `groups_of_one` is kept
+    /// by the caller, on a cache line a lone writer touches anyway.
     #[inline]
-    pub(crate) fn group(&self, size: usize) {
+    pub(crate) fn group(&self, size: usize, groups_of_one: &AtomicU64) {
         if size <= 1 {
-            bump_as_leader(&self.group_sizes[0], 1);
+            bump_as_leader(groups_of_one, 1);
         } else {
             self.larger_group(size);
         }
     }
 
+    #[cold]
     fn larger_group(&self, size: usize) {
         bump_as_leader(&self.members_of_larger, size as u64);
         bump_as_leader(&self.group_sizes[Stats::bucket_of(size)], 1);
@@ -182,16 +189,27 @@ impl Counters {
     }
 
     #[inline]
+    pub(crate) fn barge(&self) {
+        bump(&self.barges, 1);
+    }
+
+    #[inline]
     #[cfg_attr(loom, allow(dead_code))] // no yield phase under loom
     pub(crate) fn yield_success(&self) {
         bump(&self.yield_successes, 1);
     }
 
-    pub(crate) fn snapshot(&self) -> Stats {
+    /// The counters, with `groups_of_one` (see `group`) as bucket 0.
+    pub(crate) fn snapshot(&self, groups_of_one: &AtomicU64) -> Stats {
         // Relaxed: see `bump`.
         let read = |counter: &AtomicU64| counter.load(Relaxed);
-        let group_sizes: [u64; GROUP_SIZE_BUCKETS] =
-            std::array::from_fn(|i| read(&self.group_sizes[i]));
+        let group_sizes: [u64; GROUP_SIZE_BUCKETS] = std::array::from_fn(|i| {
+            if i == 0 {
+                read(groups_of_one)
+            } else {
+                read(&self.group_sizes[i])
+            }
+        });
         Stats {
             groups: group_sizes.iter().sum(),
             members: group_sizes[0] + read(&self.members_of_larger),
@@ -200,21 +218,24 @@ impl Counters {
             futex_sleeps: read(&self.futex_sleeps),
             spin_successes: read(&self.spin_successes),
             yield_successes: read(&self.yield_successes),
+            barges: read(&self.barges),
             gather_waits: read(&self.gather_waits),
             gather_timeouts: read(&self.gather_timeouts),
             group_sizes,
         }
     }
 
-    pub(crate) fn reset(&self) {
+    pub(crate) fn reset(&self, groups_of_one: &AtomicU64) {
         // Relaxed: see `bump`.
         let zero = |counter: &AtomicU64| counter.store(0, Relaxed);
+        zero(groups_of_one);
         zero(&self.members_of_larger);
         zero(&self.leader_wakeups);
         zero(&self.caller_wakeups);
         zero(&self.futex_sleeps);
         zero(&self.spin_successes);
         zero(&self.yield_successes);
+        zero(&self.barges);
         zero(&self.gather_waits);
         zero(&self.gather_timeouts);
         self.group_sizes.iter().for_each(zero);
@@ -238,10 +259,11 @@ mod tests {
     #[test]
     fn counters_snapshot_and_reset() {
         let counters = Counters::default();
-        counters.group(3);
-        counters.group(1);
+        let groups_of_one = AtomicU64::new(0);
+        counters.group(3, &groups_of_one);
+        counters.group(1, &groups_of_one);
         counters.leader_wakeups(2);
-        let stats = counters.snapshot();
+        let stats = counters.snapshot(&groups_of_one);
         assert_eq!(
             (stats.groups, stats.members, stats.leader_wakeups),
             (2, 4, 2)
@@ -249,7 +271,7 @@ mod tests {
         assert_eq!(stats.group_sizes[0], 1);
         assert_eq!(stats.group_sizes[2], 1);
         assert_eq!(stats.mean_group_size(), 2.0);
-        counters.reset();
-        assert_eq!(counters.snapshot(), Stats::default());
+        counters.reset(&groups_of_one);
+        assert_eq!(counters.snapshot(&groups_of_one), Stats::default());
     }
 }

@@ -126,6 +126,9 @@ fn loom_options() -> Options {
     Options {
         spin_count: 0,
         max_yield_usec: 0,
+        // Barging has its own model; elsewhere writers queue at once, which
+        // keeps the schedules to explore few.
+        barge_spins: 0,
         ..Options::default()
     }
 }
@@ -228,6 +231,21 @@ fn a_leader_counts_the_queue_while_writers_join() {
 #[test]
 fn join_and_leader_hand_off() {
     loom::model(|| run_writers(Model::default(), loom_options(), 3));
+}
+
+#[test]
+fn writers_barge_in_when_a_group_ends() {
+    // Writers that find a group running watch the queue (two looks, each
+    // after a yield under loom) and lead at once if it empties: their CAS
+    // from an empty queue must acquire the previous group's detach as a
+    // queued writer's role does, or the log cell races.
+    loom::model(|| {
+        let options = Options {
+            barge_spins: 2,
+            ..loom_options()
+        };
+        run_writers(Model::default(), options, 3);
+    });
 }
 
 #[test]

@@ -298,6 +298,29 @@ fn futex_only_no_lost_wakeups_every_write_once_groups_in_order() {
 }
 
 #[test]
+fn barging_writers_lose_nothing_and_keep_order() {
+    // No write gathers here, so every writer that finds a group running
+    // watches for the queue to empty (a long budget, so that many do) and
+    // leads at once if it does; the rest queue and sleep. Invariants as for
+    // every hammer: each write once, groups in order, nothing lost.
+    let barging = Options {
+        spin_count: 0,
+        max_yield_usec: 0,
+        barge_spins: 1 << 12,
+        ..Options::default()
+    };
+    let stats = hammer(barging.clone(), 1500, 101);
+    eprintln!("{stats:?} mean group {:.2}", stats.mean_group_size());
+    assert!(stats.barges > 0, "writers barged in: {stats:?}");
+    let queueing = Options {
+        barge_spins: 0,
+        ..barging
+    };
+    let stats = hammer(queueing, 500, 101);
+    assert_eq!(stats.barges, 0, "no budget, no barging: {stats:?}");
+}
+
+#[test]
 fn default_waiting_with_fixed_fan_out_and_member_cap() {
     let options = Options {
         max_group_members: 12,
