@@ -120,9 +120,7 @@ impl Comparator for InternalKeyComparator {
 /// [`InternalKeyComparator`] as a function.
 #[inline]
 pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
-    user_key(a)
-        .cmp(user_key(b))
-        .then_with(|| tag_of(b).cmp(&tag_of(a)))
+    comparator::compare_bytes(user_key(a), user_key(b)).then_with(|| tag_of(b).cmp(&tag_of(a)))
 }
 
 // ---- varints ---------------------------------------------------------------
