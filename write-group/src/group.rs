@@ -616,13 +616,24 @@ impl<T, C> WriteGroup<T, C> {
     }
 
     /// Waits until our own waiter's state has a bit of `goals`; returns it.
+    /// `busy_wait`: spin and yield first (see [`Options`]); without it, sleep
+    /// at once.
     #[inline]
-    fn await_state(&self, futex: &OwnedFutex, goals: u32, credit: &YieldCredit) -> u32 {
+    fn await_state(
+        &self,
+        futex: &OwnedFutex,
+        goals: u32,
+        credit: &YieldCredit,
+        busy_wait: bool,
+    ) -> u32 {
         // Acquire: pairs with the Release swap in `set_state`, so what the
         // waker wrote for us is visible.
         let state = futex.state.load(Acquire);
         if state & goals != 0 {
             return state;
+        }
+        if !busy_wait {
+            return self.sleep_until(futex, goals, state);
         }
         self.await_state_slow(futex, goals, credit, state)
     }
@@ -1039,7 +1050,12 @@ where
             if gathers {
                 self.gathering.joined();
             }
-            self.await_state(&node.waiter.futex, JOIN_GOALS, &self.join_credit)
+            // A writer that gathers expects the group ahead of it to take
+            // long (an `fdatasync`): it sleeps at once, leaving the cores to
+            // the writers about to join and to the leader. Spinning and
+            // yielding through a sync cost 32 µs of CPU per write at 32
+            // writers on 2 cores, against 24 µs, and made groups smaller.
+            self.await_state(&node.waiter.futex, JOIN_GOALS, &self.join_credit, !gathers)
         };
         let deferred = match role {
             LEADER => self.lead(commit, node, window),
@@ -1101,7 +1117,7 @@ where
         if !leads_at_once {
             // SAFETY: the node is ours and live until the guard frees it.
             let futex = unsafe { &(*me).futex };
-            self.await_state(futex, LEADER, &self.join_credit);
+            self.await_state(futex, LEADER, &self.join_credit, true);
         }
         // Pipelined groups may still be applying: wait until every group
         // that took a ticket has published. Relaxed: we lead, and leaders
@@ -1592,7 +1608,7 @@ where
                 )
             }
         } else {
-            self.await_state(&node.waiter.futex, COMPLETED, &self.complete_credit);
+            self.await_state(&node.waiter.futex, COMPLETED, &self.complete_credit, true);
             None
         }
     }

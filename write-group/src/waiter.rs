@@ -26,8 +26,16 @@
 //! A writer waits in three phases, as RocksDB's `AwaitState` does: a bounded
 //! spin (`spin_count` checks), then a yield phase of up to `max_yield_usec`
 //! with slow-yield detection and a shared yield credit, then sleep on its
-//! own futex. Under loom the spin yields to the model and the yield phase is
-//! compiled out (it depends on wall-clock time).
+//! own futex. A writer with a gather window
+//! ([`Commit::gather_window`](crate::Commit::gather_window)) expects the
+//! group ahead of it to sync, and waits for its role asleep from the start.
+//! Under loom the spin yields to the model and the yield phase is compiled
+//! out (it depends on wall-clock time).
+//!
+//! Before any of this, before it even queues, a writer without a gather
+//! window may watch a running group end and lead at once instead
+//! ([`Options::barge_spins`](crate::Options::barge_spins)); it is in no
+//! state then, since it is not linked yet.
 
 use std::mem::MaybeUninit;
 
