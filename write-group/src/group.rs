@@ -127,9 +127,8 @@ pub struct WriteGroup<T, C> {
 
 /// The words every group touches, on one cache line: when consecutive
 /// writes run on different cores, a lone writer's group then moves one line
-/// between them, not four (with the queue head, the ticket, the publish turn
-/// and the statistics each on a line of its own, two writers alternating on
-/// two cores ran at a tenth of one writer's rate).
+/// between them, not four (the queue head, the ticket, the publish turn and
+/// the statistics each had a line of their own).
 struct Hot<T> {
     /// The newest queued writer (null when idle), tagged with `STALL_TAG`.
     /// Anyone pushes; only the leader of the moment rewires or detaches.
@@ -553,6 +552,12 @@ impl<T, C> WriteGroup<T, C> {
                 }
                 Err(actual) => word = actual,
             }
+            if barge_budget > 0 && !untagged(word).is_null() && !is_stalled(word) {
+                word = self.wait_to_barge(&mut barge_budget);
+                barged = word.is_null();
+            }
+            // After the barging wait, which may end on a stall that began
+            // while it watched: the CAS must never expect a stalled word.
             while is_stalled(word) && !ignore_stall {
                 if no_slowdown {
                     return Err(());
@@ -560,10 +565,6 @@ impl<T, C> WriteGroup<T, C> {
                 self.wait_for_stall_release();
                 // Relaxed: a guess, as above.
                 word = self.hot.newest.load(Relaxed);
-            }
-            if barge_budget > 0 && !untagged(word).is_null() && !is_stalled(word) {
-                word = self.wait_to_barge(&mut barge_budget);
-                barged = untagged(word).is_null();
             }
             // SAFETY: `waiter` is our own, not yet shared. Relaxed: published
             // by the Release CAS.

@@ -440,6 +440,47 @@ fn a_stall_holds_or_fails_writers_and_its_release_lets_them_on() {
     });
 }
 
+#[test]
+fn a_stall_that_begins_while_a_writer_barges() {
+    // Writer 0 leads; writer 1 (no_slowdown) may find it running and watch
+    // the queue while the main thread stalls. Its barging wait may then end
+    // on the stalled word, which must send it to the stall check, never to
+    // a CAS expecting that word. Writer 1 succeeds (it linked first) or fails
+    // with `Stalled`; the model checks every schedule for a hang, a race on
+    // the log, and an applied count that matches the outcomes.
+    loom::model(|| {
+        let options = Options {
+            barge_spins: 2,
+            ..loom_options()
+        };
+        let group = Arc::new(WriteGroup::new(options));
+        let model = Arc::new(Model::default());
+        let first = {
+            let (group, model) = (group.clone(), model.clone());
+            thread::spawn(move || write(&group, &model, 0))
+        };
+        let impatient = {
+            let (group, model) = (group.clone(), model.clone());
+            thread::spawn(move || {
+                let item = Item {
+                    id: 1,
+                    no_slowdown: true,
+                    ..Item::default()
+                };
+                group.write(&*model, item)
+            })
+        };
+        let stalled = group.stall();
+        assert!(stalled);
+        let impatient = impatient.join().unwrap();
+        assert!(matches!(impatient, Ok(_) | Err(WriteError::Stalled)));
+        assert!(group.release_stall());
+        assert!(first.join().unwrap().is_ok());
+        let applied = if impatient.is_ok() { 2 } else { 1 };
+        assert_eq!(model.applied.load(Relaxed), applied);
+    });
+}
+
 /// Counts writes in a `LeaderCell` holding a loom cell: `lead` increments it
 /// with no mutex, so loom reports a race if two leaders' accesses are not
 /// ordered by the hand-off.
