@@ -100,9 +100,10 @@ impl Stats {
 /// The live counters behind [`Stats`].
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
-    /// Members of groups of two or more: a group of one is counted by its
-    /// bucket of `group_sizes` alone, so that a lone writer bumps one
-    /// counter. `groups` and `members` are derived in `snapshot`.
+    /// Members of groups of two or more: a group of one is counted by the
+    /// caller's groups-of-one counter alone (see `group`), so that a lone
+    /// writer bumps one counter. `groups` and `members` are derived in
+    /// `snapshot`.
     members_of_larger: AtomicU64,
     leader_wakeups: AtomicU64,
     caller_wakeups: AtomicU64,
@@ -112,7 +113,9 @@ pub(crate) struct Counters {
     barges: AtomicU64,
     gather_waits: AtomicU64,
     gather_timeouts: AtomicU64,
-    group_sizes: [AtomicU64; GROUP_SIZE_BUCKETS],
+    /// Buckets 1 and up of `group_sizes`; bucket 0, groups of one, is the
+    /// caller's (see `group`).
+    larger_group_sizes: [AtomicU64; GROUP_SIZE_BUCKETS - 1],
 }
 
 /// Bumps a counter that several threads may bump at once. Relaxed:
@@ -147,7 +150,8 @@ impl Counters {
     #[cold]
     fn larger_group(&self, size: usize) {
         bump_as_leader(&self.members_of_larger, size as u64);
-        bump_as_leader(&self.group_sizes[Stats::bucket_of(size)], 1);
+        // `size >= 2`, so its bucket is 1 or more.
+        bump_as_leader(&self.larger_group_sizes[Stats::bucket_of(size) - 1], 1);
     }
 
     /// Counts a leader's launch wake-ups; only the leader calls this.
@@ -207,7 +211,7 @@ impl Counters {
             if i == 0 {
                 read(groups_of_one)
             } else {
-                read(&self.group_sizes[i])
+                read(&self.larger_group_sizes[i - 1])
             }
         });
         Stats {
@@ -238,7 +242,7 @@ impl Counters {
         zero(&self.barges);
         zero(&self.gather_waits);
         zero(&self.gather_timeouts);
-        self.group_sizes.iter().for_each(zero);
+        self.larger_group_sizes.iter().for_each(zero);
     }
 }
 

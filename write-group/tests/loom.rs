@@ -233,19 +233,21 @@ fn join_and_leader_hand_off() {
     loom::model(|| run_writers(Model::default(), loom_options(), 3));
 }
 
+/// `loom_options` with barging on: two looks at the queue.
+fn barging_options() -> Options {
+    Options {
+        barge_spins: 2,
+        ..loom_options()
+    }
+}
+
 #[test]
 fn writers_barge_in_when_a_group_ends() {
     // Writers that find a group running watch the queue (two looks, each
     // after a yield under loom) and lead at once if it empties: their CAS
     // from an empty queue must acquire the previous group's detach as a
     // queued writer's role does, or the log cell races.
-    loom::model(|| {
-        let options = Options {
-            barge_spins: 2,
-            ..loom_options()
-        };
-        run_writers(Model::default(), options, 3);
-    });
+    loom::model(|| run_writers(Model::default(), barging_options(), 3));
 }
 
 #[test]
@@ -449,11 +451,7 @@ fn a_stall_that_begins_while_a_writer_barges() {
     // with `Stalled`; the model checks every schedule for a hang, a race on
     // the log, and an applied count that matches the outcomes.
     loom::model(|| {
-        let options = Options {
-            barge_spins: 2,
-            ..loom_options()
-        };
-        let group = Arc::new(WriteGroup::new(options));
+        let group = Arc::new(WriteGroup::new(barging_options()));
         let model = Arc::new(Model::default());
         let first = {
             let (group, model) = (group.clone(), model.clone());
