@@ -55,6 +55,14 @@ use std::cmp::Ordering;
 /// ```
 pub trait Comparator {
     /// Compares two keys.
+    ///
+    /// ```
+    /// use comparator::{BytewiseComparator, Comparator};
+    /// use std::cmp::Ordering;
+    ///
+    /// assert_eq!(BytewiseComparator.compare(b"ab", b"b"), Ordering::Less);
+    /// assert_eq!(BytewiseComparator.compare(b"ab", b"a"), Ordering::Greater);
+    /// ```
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering;
 
     /// Whether two keys are equal under this order.

@@ -35,11 +35,40 @@ pub struct WriteBatch {
 
 impl WriteBatch {
     /// An empty batch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, WriteBatch};
+    ///
+    /// let batch = WriteBatch::new();
+    /// assert!(batch.is_empty());
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// db.write(batch).unwrap(); // an empty batch writes nothing
+    /// assert_eq!(db.stats().last_sequence, 0);
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Queues a put of `value` under `key`.
+    ///
+    /// # Examples
+    ///
+    /// Operations apply in order, so the last put of a key wins:
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, WriteBatch};
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"k", b"old");
+    /// batch.put(b"k", b"new");
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// db.write(batch).unwrap();
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
+    /// ```
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         let (key, value) = (key.as_ref(), value.as_ref());
         self.rep.push(ValueType::Value as u8);
@@ -53,6 +82,22 @@ impl WriteBatch {
     }
 
     /// Queues a delete of `key`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, WriteBatch};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// db.put(b"old", b"1").unwrap();
+    /// let mut batch = WriteBatch::new();
+    /// batch.delete(b"old");
+    /// batch.put(b"new", b"2");
+    /// db.write(batch).unwrap(); // both at once: a rename
+    /// assert_eq!(db.get(b"old").unwrap(), None);
+    /// assert_eq!(db.get(b"new").unwrap().as_deref(), Some(&b"2"[..]));
+    /// ```
     pub fn delete(&mut self, key: impl AsRef<[u8]>) {
         let key = key.as_ref();
         self.rep.push(ValueType::Deletion as u8);
@@ -63,16 +108,56 @@ impl WriteBatch {
     }
 
     /// Number of operations in the batch.
+    ///
+    /// # Examples
+    ///
+    /// Every queued operation counts, even two on the same key:
+    ///
+    /// ```
+    /// use lsm_demo::WriteBatch;
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"k", b"1");
+    /// batch.put(b"k", b"2");
+    /// batch.delete(b"k");
+    /// assert_eq!(batch.len(), 3);
+    /// ```
     pub fn len(&self) -> usize {
         self.count as usize
     }
 
     /// Whether the batch holds no operation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::WriteBatch;
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// assert!(batch.is_empty());
+    /// batch.delete(b"k");
+    /// assert!(!batch.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
 
     /// Removes every operation, keeping the allocation.
+    ///
+    /// # Examples
+    ///
+    /// A cleared batch can be filled again for the next write:
+    ///
+    /// ```
+    /// use lsm_demo::{BatchOp, WriteBatch};
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"a", b"1");
+    /// batch.clear();
+    /// assert_eq!((batch.len(), batch.data_size()), (0, 0));
+    /// batch.put(b"b", b"2");
+    /// assert_eq!(batch.iter().collect::<Vec<_>>(), [BatchOp::Put(b"b", b"2")]);
+    /// ```
     pub fn clear(&mut self) {
         self.rep.clear();
         self.count = 0;
@@ -81,6 +166,21 @@ impl WriteBatch {
     }
 
     /// Bytes of the encoded operations.
+    ///
+    /// # Examples
+    ///
+    /// A put of a one-byte key and value takes 5 bytes (type, key length, key,
+    /// value length, value); a delete of a one-byte key takes 3:
+    ///
+    /// ```
+    /// use lsm_demo::WriteBatch;
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"k", b"v");
+    /// assert_eq!(batch.data_size(), 5);
+    /// batch.delete(b"k");
+    /// assert_eq!(batch.data_size(), 8);
+    /// ```
     pub fn data_size(&self) -> usize {
         self.rep.len()
     }
@@ -111,6 +211,27 @@ impl WriteBatch {
 }
 
 /// One operation of a [`WriteBatch`].
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::{BatchOp, WriteBatch};
+///
+/// let mut batch = WriteBatch::new();
+/// batch.put(b"a", b"1");
+/// batch.delete(b"b");
+/// let mut puts = 0;
+/// for op in batch.iter() {
+///     match op {
+///         BatchOp::Put(key, value) => {
+///             assert_eq!((key, value), (&b"a"[..], &b"1"[..]));
+///             puts += 1;
+///         }
+///         BatchOp::Delete(key) => assert_eq!(key, b"b"),
+///     }
+/// }
+/// assert_eq!(puts, 1);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchOp<'a> {
     /// Put the value under the key.
@@ -121,6 +242,18 @@ pub enum BatchOp<'a> {
 
 impl<'a> BatchOp<'a> {
     /// The key the operation touches.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::WriteBatch;
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"a", b"1");
+    /// batch.delete(b"b");
+    /// let keys: Vec<&[u8]> = batch.iter().map(|op| op.key()).collect();
+    /// assert_eq!(keys, [&b"a"[..], &b"b"[..]]);
+    /// ```
     pub fn key(&self) -> &'a [u8] {
         match *self {
             BatchOp::Put(k, _) | BatchOp::Delete(k) => k,
@@ -136,6 +269,18 @@ impl<'a> BatchOp<'a> {
 }
 
 /// A malformed log payload.
+///
+/// # Examples
+///
+/// The field says what was wrong with the record:
+///
+/// ```
+/// use lsm_demo::batch::BadRecord;
+///
+/// let err = BadRecord("bad length varint");
+/// assert_eq!(err.0, "bad length varint");
+/// assert_eq!(err, BadRecord("bad length varint"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadRecord(pub &'static str);
 

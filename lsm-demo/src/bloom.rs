@@ -101,6 +101,19 @@ pub struct BloomBuilder {
 impl BloomBuilder {
     /// A builder giving `bits_per_key` bits to each key (at least 1; 10
     /// gives about 1% false positives).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::bloom::BloomBuilder;
+    /// let mut builder = BloomBuilder::new(10);
+    /// (0..100u32).for_each(|i| builder.add_key(&i.to_le_bytes()));
+    /// // 100 keys * 10 bits = 125 bytes, then the probe count round(10 * ln 2):
+    /// let filter = builder.finish();
+    /// assert_eq!((filter.len(), filter[125]), (126, 7));
+    /// // Even an empty filter gets 64 bits:
+    /// assert_eq!(BloomBuilder::new(10).finish().len(), 9);
+    /// ```
     pub fn new(bits_per_key: usize) -> Self {
         Self {
             bits_per_key: bits_per_key.max(1),
@@ -109,26 +122,87 @@ impl BloomBuilder {
     }
 
     /// Adds a key (only its 8-byte hash is kept).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::bloom::{BloomBuilder, BloomFilter};
+    /// let mut builder = BloomBuilder::new(10);
+    /// builder.add_key(b"apple");
+    /// builder.add_key(b"");
+    /// let filter = builder.finish();
+    /// assert!(BloomFilter::may_contain(&filter, b"apple"));
+    /// assert!(BloomFilter::may_contain(&filter, b""));
+    /// ```
     pub fn add_key(&mut self, key: &[u8]) {
         self.hashes.push(hash_key(key));
     }
 
     /// Adds a key by its [`hash_key`] hash.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::bloom::{hash_key, BloomBuilder};
+    /// let mut by_key = BloomBuilder::new(10);
+    /// by_key.add_key(b"apple");
+    /// let mut by_hash = BloomBuilder::new(10);
+    /// by_hash.add_hash(hash_key(b"apple"));
+    /// assert_eq!(by_hash.finish(), by_key.finish());
+    /// ```
     pub fn add_hash(&mut self, hash: u64) {
         self.hashes.push(hash);
     }
 
     /// How many keys were added since the last [`Self::finish`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::bloom::BloomBuilder;
+    /// let mut builder = BloomBuilder::new(10);
+    /// builder.add_key(b"a");
+    /// builder.add_key(b"a"); // duplicates count too
+    /// assert_eq!(builder.len(), 2);
+    /// builder.finish();
+    /// assert_eq!(builder.len(), 0);
+    /// ```
     pub fn len(&self) -> usize {
         self.hashes.len()
     }
 
     /// Whether no key was added since the last [`Self::finish`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::bloom::BloomBuilder;
+    /// let mut builder = BloomBuilder::new(10);
+    /// assert!(builder.is_empty());
+    /// builder.add_key(b"a");
+    /// assert!(!builder.is_empty());
+    /// builder.finish();
+    /// assert!(builder.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.hashes.is_empty()
     }
 
     /// Builds the filter over the keys added, and empties the builder.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::bloom::{BloomBuilder, BloomFilter};
+    /// let mut builder = BloomBuilder::new(10);
+    /// builder.add_key(b"first");
+    /// let first = builder.finish();
+    /// assert!(BloomFilter::may_contain(&first, b"first"));
+    /// // The builder starts over for the next table:
+    /// builder.add_key(b"second");
+    /// let second = builder.finish();
+    /// assert!(BloomFilter::may_contain(&second, b"second"));
+    /// ```
     pub fn finish(&mut self) -> Vec<u8> {
         let probes = ((self.bits_per_key as f64) * std::f64::consts::LN_2).round();
         let probes = (probes as u8).clamp(1, MAX_PROBES);
@@ -160,6 +234,19 @@ fn probe_bits(hash: u64, probes: u8, bits: u64) -> impl Iterator<Item = u64> {
 }
 
 /// Queries on filter bytes made by [`BloomBuilder::finish`].
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::bloom::{BloomBuilder, BloomFilter};
+/// let mut builder = BloomBuilder::new(10);
+/// builder.add_key(b"present");
+/// let filter: Vec<u8> = builder.finish(); // stored as is, in a table file
+/// assert!(BloomFilter::may_contain(&filter, b"present"));
+/// // A filter over no keys rejects every key:
+/// let empty = BloomBuilder::new(10).finish();
+/// assert!(!BloomFilter::may_contain(&empty, b"present"));
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct BloomFilter;
 
@@ -180,6 +267,18 @@ impl BloomFilter {
     }
 
     /// [`Self::may_contain`] for a key given by its [`hash_key`] hash.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::bloom::{hash_key, BloomBuilder, BloomFilter};
+    /// let mut builder = BloomBuilder::new(10);
+    /// builder.add_key(b"k");
+    /// let filters = [builder.finish(), BloomBuilder::new(10).finish()];
+    /// let hash = hash_key(b"k"); // hashed once, probed against every filter
+    /// let hits: Vec<bool> = filters.iter().map(|f| BloomFilter::may_contain_hash(f, hash)).collect();
+    /// assert_eq!(hits, [true, false]);
+    /// ```
     pub fn may_contain_hash(filter: &[u8], hash: u64) -> bool {
         let Some((&probes, array)) = filter.split_last() else {
             return true;

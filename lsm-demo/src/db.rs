@@ -319,11 +319,49 @@ impl DB {
     /// [`Error::NotADirectory`], [`Error::Locked`] when another `DB` has it
     /// open, [`Error::Corruption`] for damaged files (a torn log tail is
     /// dropped unless the recovery mode is `Fail`), [`Error::Io`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Error, Options};
+    ///
+    /// let path = dir.path().join("db");
+    /// let mut opts = Options::default();
+    /// assert!(matches!(DB::open(&opts, &path), Err(Error::NotFound(_))));
+    /// opts.create_if_missing(true);
+    /// let db = DB::open(&opts, &path).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// drop(db);
+    /// let db = DB::open(&opts, &path).unwrap(); // recovers the write from the log
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
     pub fn open(opts: &Options, path: impl AsRef<Path>) -> Result<DB> {
         DB::open_with_fs(opts, path, Arc::new(PosixFs))
     }
 
     /// Opens the database through a custom file system (fault injection).
+    ///
+    /// # Examples
+    ///
+    /// A failed log sync, injected by the fault-injecting file system, fails the
+    /// write and turns the database read-only:
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp};
+    /// use lsm_demo::{DB, Error, Options, WriteOptions};
+    /// use std::sync::Arc;
+    ///
+    /// let fs = FaultInjectionFs::new();
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true);
+    /// let db = DB::open_with_fs(&opts, "/db", Arc::new(fs.clone())).unwrap();
+    /// let mut sync = WriteOptions::default();
+    /// sync.set_sync(true);
+    /// fs.fail_next(FaultOp::Sync, 1);
+    /// assert!(matches!(db.put_opt(b"k", b"v", &sync), Err(Error::Io { .. })));
+    /// assert!(matches!(db.put(b"k", b"v"), Err(Error::BackgroundError(_))));
+    /// ```
     pub fn open_with_fs(
         opts: &Options,
         path: impl AsRef<Path>,
@@ -462,11 +500,34 @@ impl DB {
     }
 
     /// Writes `value` under `key`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"k", b"1").unwrap();
+    /// db.put(b"k", b"2").unwrap(); // replaces the value
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"2"[..]));
+    /// ```
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.put_opt(key, value, &WriteOptions::default())
     }
 
     /// Writes `value` under `key` with write options.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, WriteOptions};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// let mut wo = WriteOptions::default();
+    /// wo.set_sync(true); // durable when put_opt returns
+    /// db.put_opt(b"k", b"v", &wo).unwrap();
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
     pub fn put_opt(
         &self,
         key: impl AsRef<[u8]>,
@@ -479,11 +540,40 @@ impl DB {
     }
 
     /// Deletes `key` (writes a tombstone).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// db.delete(b"k").unwrap();
+    /// assert_eq!(db.get(b"k").unwrap(), None);
+    /// db.delete(b"never-written").unwrap(); // not an error
+    /// ```
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         self.delete_opt(key, &WriteOptions::default())
     }
 
     /// Deletes `key` with write options.
+    ///
+    /// # Examples
+    ///
+    /// A synced delete stays deleted after a reopen:
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, WriteOptions};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// let mut wo = WriteOptions::default();
+    /// wo.set_sync(true);
+    /// db.delete_opt(b"k", &wo).unwrap();
+    /// drop(db);
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// assert_eq!(db.get(b"k").unwrap(), None);
+    /// ```
     pub fn delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
         let mut b = WriteBatch::new();
         b.delete(key);
@@ -491,6 +581,24 @@ impl DB {
     }
 
     /// Applies a batch atomically.
+    ///
+    /// # Examples
+    ///
+    /// A reader sees all of a batch or none of it, and its writes take
+    /// consecutive sequence numbers:
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, WriteBatch};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"from", b"-10");
+    /// batch.put(b"to", b"+10");
+    /// db.write(batch).unwrap();
+    /// assert_eq!(db.get(b"to").unwrap().as_deref(), Some(&b"+10"[..]));
+    /// assert_eq!(db.stats().last_sequence, 2);
+    /// ```
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
         self.write_opt(batch, &WriteOptions::default())
     }
@@ -506,6 +614,23 @@ impl DB {
     /// [`Error::WriteStall`] for `no_slowdown` writes during a stall;
     /// [`Error::Io`] when the log write failed (the batch is not applied and
     /// the database turns read-only: reopen it).
+    ///
+    /// # Examples
+    ///
+    /// One oversized key refuses the whole batch:
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Error, MAX_KEY_LEN, WriteBatch, WriteOptions};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"small", b"v");
+    /// batch.put(vec![0; MAX_KEY_LEN + 1], b"v");
+    /// let result = db.write_opt(batch, &WriteOptions::default());
+    /// assert!(matches!(result, Err(Error::InvalidArgument(_))));
+    /// assert_eq!(db.get(b"small").unwrap(), None);
+    /// ```
     pub fn write_opt(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
         self.write_batch(batch, wo).map(drop)
     }
@@ -597,11 +722,36 @@ impl DB {
     }
 
     /// Reads the newest value of `key`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// assert_eq!(db.get(b"k").unwrap(), Some(b"v".to_vec()));
+    /// assert_eq!(db.get(b"missing").unwrap(), None);
+    /// ```
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.get_opt(key, &ReadOptions::default())
     }
 
     /// Reads `key` with read options (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, ReadOptions};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// let before = db.snapshot();
+    /// db.put(b"k", b"v").unwrap();
+    /// let mut ro = ReadOptions::default();
+    /// assert_eq!(db.get_opt(b"k", &ro).unwrap().as_deref(), Some(&b"v"[..]));
+    /// ro.set_snapshot(&before);
+    /// assert_eq!(db.get_opt(b"k", &ro).unwrap(), None);
+    /// ```
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         let seq = ro.snapshot.unwrap_or_else(|| self.shared.visible());
         let version = self.shared.current();
@@ -609,6 +759,22 @@ impl DB {
     }
 
     /// A consistent point-in-time view for reads and iteration.
+    ///
+    /// # Examples
+    ///
+    /// Writes after the snapshot are invisible to it:
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"k", b"old").unwrap();
+    /// let snap = db.snapshot();
+    /// db.put(b"k", b"new").unwrap();
+    /// db.put(b"other", b"x").unwrap();
+    /// assert_eq!(snap.get(b"k").unwrap().as_deref(), Some(&b"old"[..]));
+    /// assert_eq!(snap.get(b"other").unwrap(), None);
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
+    /// ```
     pub fn snapshot(&self) -> Snapshot<'_> {
         let mut snaps = self.shared.snapshots.lock().expect("snapshot list");
         let seq = self.shared.visible();
@@ -642,6 +808,22 @@ impl DB {
     }
 
     /// Iterates with read options (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, IteratorMode, ReadOptions};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// let snap = db.snapshot();
+    /// db.put(b"b", b"2").unwrap();
+    /// let mut ro = ReadOptions::default();
+    /// ro.set_snapshot(&snap);
+    /// let keys: Vec<_> = db.iterator_opt(IteratorMode::Start, &ro).map(|kv| kv.unwrap().0).collect();
+    /// assert_eq!(keys, [Box::from(&b"a"[..])]);
+    /// ```
     pub fn iterator_opt<'a>(&'a self, mode: IteratorMode<'_>, ro: &ReadOptions) -> DBIterator<'a> {
         let mut raw = self.raw_iterator_opt(ro);
         let direction = match mode {
@@ -670,11 +852,47 @@ impl DB {
     }
 
     /// A cursor with explicit positioning.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// for k in [b"a", b"b", b"c"] {
+    ///     db.put(k, b"v").unwrap();
+    /// }
+    /// let mut it = db.raw_iterator();
+    /// let mut keys = Vec::new();
+    /// it.seek_to_first();
+    /// while let Some(k) = it.key() {
+    ///     keys.push(k.to_vec());
+    ///     it.next();
+    /// }
+    /// it.status().unwrap(); // the end, not an error
+    /// assert_eq!(keys, [b"a", b"b", b"c"]);
+    /// ```
     pub fn raw_iterator(&self) -> DBRawIterator<'_> {
         self.raw_iterator_opt(&ReadOptions::default())
     }
 
     /// A cursor with read options.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, ReadOptions};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// let snap = db.snapshot();
+    /// db.put(b"b", b"2").unwrap();
+    /// let mut ro = ReadOptions::default();
+    /// ro.set_snapshot(&snap);
+    /// let mut it = db.raw_iterator_opt(&ro);
+    /// it.seek_to_last();
+    /// assert_eq!(it.key(), Some(&b"a"[..])); // "b" came after the snapshot
+    /// ```
     pub fn raw_iterator_opt(&self, ro: &ReadOptions) -> DBRawIterator<'_> {
         let seq = ro.snapshot.unwrap_or_else(|| self.shared.visible());
         let version = self.shared.current();
@@ -687,6 +905,22 @@ impl DB {
     }
 
     /// Flushes every memtable to table files and waits for it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::DB;
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// db.flush().unwrap();
+    /// let stats = db.stats();
+    /// assert_eq!((stats.memtable_entries, stats.level_files[0]), (0, 1));
+    /// drop(db);
+    /// let db = DB::open_default(dir.path()).unwrap(); // read from the table file
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
     pub fn flush(&self) -> Result<()> {
         self.shared.check_bg_error()?;
         {
@@ -705,6 +939,19 @@ impl DB {
     }
 
     /// Numbers about the engine, for benchmarks and tests.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// db.put(b"b", b"2").unwrap();
+    /// let stats = db.stats();
+    /// assert_eq!(stats.last_sequence, 2);
+    /// assert_eq!(stats.memtable_entries, 2);
+    /// assert_eq!(stats.write_group.members, 2);
+    /// ```
     pub fn stats(&self) -> DbStats {
         let st = self.shared.state.lock().expect("state");
         let v = &st.version;
@@ -721,6 +968,15 @@ impl DB {
     }
 
     /// The directory of this database.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// assert_eq!(db.path(), dir.path());
+    /// assert!(db.path().join("MANIFEST").exists());
+    /// ```
     pub fn path(&self) -> &Path {
         &self.shared.dir
     }
@@ -753,6 +1009,23 @@ impl Drop for DB {
 }
 
 /// Engine counters.
+///
+/// # Examples
+///
+/// A flush moves the memtable's entries into a level-0 table file:
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+/// db.put(b"a", b"1").unwrap();
+/// db.put(b"b", b"2").unwrap();
+/// assert_eq!(db.stats().memtable_entries, 2);
+/// db.flush().unwrap();
+/// let stats = db.stats();
+/// assert_eq!(stats.memtable_entries, 0);
+/// assert_eq!(stats.immutable_memtables, 0);
+/// assert_eq!(stats.level_files, [1, 0]);
+/// ```
 #[derive(Debug, Clone)]
 pub struct DbStats {
     /// The write group's counters (groups, members, wake-ups, sizes).
@@ -770,6 +1043,23 @@ pub struct DbStats {
 }
 
 /// A consistent read view; release it by dropping it.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::IteratorMode;
+///
+/// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+/// db.put(b"a", b"1").unwrap();
+/// let snap = db.snapshot();
+/// db.delete(b"a").unwrap();
+/// db.put(b"b", b"2").unwrap();
+/// assert_eq!(snap.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+/// assert_eq!(snap.iterator(IteratorMode::Start).count(), 1);
+/// drop(snap); // releases the old versions for compaction
+/// assert_eq!(db.get(b"a").unwrap(), None);
+/// ```
 #[derive(Debug)]
 pub struct Snapshot<'a> {
     db: &'a DB,
@@ -778,11 +1068,35 @@ pub struct Snapshot<'a> {
 
 impl Snapshot<'_> {
     /// The sequence number the snapshot reads at.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// let first = db.snapshot();
+    /// db.put(b"k", b"v").unwrap();
+    /// let second = db.snapshot();
+    /// assert_eq!(second.sequence(), first.sequence() + 1); // one write between them
+    /// assert_eq!(second.sequence(), db.stats().last_sequence);
+    /// ```
     pub fn sequence(&self) -> u64 {
         self.sequence
     }
 
     /// Reads `key` as of the snapshot.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"k", b"1").unwrap();
+    /// let snap = db.snapshot();
+    /// db.put(b"k", b"2").unwrap();
+    /// assert_eq!(snap.get(b"k").unwrap().as_deref(), Some(&b"1"[..]));
+    /// assert_eq!(snap.get(b"absent").unwrap(), None);
+    /// ```
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.db.get_opt(
             key,
@@ -793,6 +1107,21 @@ impl Snapshot<'_> {
     }
 
     /// Iterates as of the snapshot.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::IteratorMode;
+    ///
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// let snap = db.snapshot();
+    /// db.put(b"a", b"2").unwrap();
+    /// db.put(b"b", b"3").unwrap();
+    /// let pairs: Vec<_> = snap.iterator(IteratorMode::Start).map(Result::unwrap).collect();
+    /// assert_eq!(pairs, [(Box::from(&b"a"[..]), Box::from(&b"1"[..]))]);
+    /// ```
     pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIterator<'_> {
         self.db.iterator_opt(
             mode,
@@ -816,6 +1145,23 @@ impl Drop for Snapshot<'_> {
 }
 
 /// Iteration direction.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, Direction, IteratorMode};
+///
+/// let db = DB::open_default(dir.path()).unwrap();
+/// for k in [b"a", b"b", b"c"] {
+///     db.put(k, b"v").unwrap();
+/// }
+/// let from_b = |d| -> Vec<_> {
+///     db.iterator(IteratorMode::From(b"b", d)).map(|kv| kv.unwrap().0[0]).collect()
+/// };
+/// assert_eq!(from_b(Direction::Forward), b"bc");
+/// assert_eq!(from_b(Direction::Reverse), b"ba");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
     /// Ascending keys.
@@ -825,6 +1171,26 @@ pub enum Direction {
 }
 
 /// Where an iterator starts.
+///
+/// # Examples
+///
+/// `From` a key that is not there starts at its neighbour in the direction of
+/// travel:
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, Direction, IteratorMode};
+///
+/// let db = DB::open_default(dir.path()).unwrap();
+/// for k in [b"a", b"c", b"e"] {
+///     db.put(k, b"v").unwrap();
+/// }
+/// let first = |mode| db.iterator(mode).next().unwrap().unwrap().0;
+/// assert_eq!(&*first(IteratorMode::Start), b"a");
+/// assert_eq!(&*first(IteratorMode::End), b"e");
+/// assert_eq!(&*first(IteratorMode::From(b"b", Direction::Forward)), b"c");
+/// assert_eq!(&*first(IteratorMode::From(b"d", Direction::Reverse)), b"c");
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub enum IteratorMode<'a> {
     /// The first key, going forward.
@@ -836,6 +1202,20 @@ pub enum IteratorMode<'a> {
 }
 
 /// Key-value pairs in order; yields the first error met and then stops.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, IteratorMode, KvPair};
+///
+/// let db = DB::open_default(dir.path()).unwrap();
+/// db.put(b"b", b"2").unwrap();
+/// db.put(b"a", b"1").unwrap();
+/// let pairs: Vec<KvPair> = db.iterator(IteratorMode::Start).collect::<Result<_, _>>().unwrap();
+/// assert_eq!(&*pairs[0].0, b"a");
+/// assert_eq!(&*pairs[1].1, b"2");
+/// ```
 pub struct DBIterator<'a> {
     raw: DBRawIterator<'a>,
     direction: Direction,
@@ -908,46 +1288,192 @@ impl std::fmt::Debug for DBRawIterator<'_> {
 
 impl DBRawIterator<'_> {
     /// Whether the cursor is on an entry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// let mut it = db.raw_iterator();
+    /// assert!(!it.valid()); // not positioned yet
+    /// it.seek_to_first();
+    /// assert!(it.valid());
+    /// it.next();
+    /// assert!(!it.valid()); // past the last key
+    /// ```
     pub fn valid(&self) -> bool {
         self.inner.valid()
     }
     /// The first error met, if any.
+    ///
+    /// # Examples
+    ///
+    /// A table file that cannot be read (here an injected read failure) ends the
+    /// iteration with an error rather than silently:
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp};
+    /// use lsm_demo::{DB, Options};
+    /// use std::sync::Arc;
+    ///
+    /// let fs = FaultInjectionFs::new();
+    /// # let mut opts = Options::default();
+    /// # opts.create_if_missing(true);
+    /// let db = DB::open_with_fs(&opts, "/db", Arc::new(fs.clone())).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// db.flush().unwrap(); // "k" now lives in a table file
+    /// fs.fail_next(FaultOp::Read, 1);
+    /// let mut it = db.raw_iterator();
+    /// it.seek_to_first();
+    /// assert!(!it.valid());
+    /// assert!(it.status().is_err());
+    /// ```
     pub fn status(&self) -> Result<()> {
         self.inner.status()
     }
     /// Moves to the first key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"b", b"2").unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// let mut it = db.raw_iterator();
+    /// it.seek_to_first();
+    /// assert_eq!(it.key(), Some(&b"a"[..]));
+    /// ```
     pub fn seek_to_first(&mut self) {
         self.inner.seek_to_first()
     }
     /// Moves to the last key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"b", b"2").unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// let mut it = db.raw_iterator();
+    /// it.seek_to_last();
+    /// assert_eq!(it.key(), Some(&b"b"[..]));
+    /// ```
     pub fn seek_to_last(&mut self) {
         self.inner.seek_to_last()
     }
     /// Moves to the first key `>= key`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"apple", b"1").unwrap();
+    /// db.put(b"cherry", b"2").unwrap();
+    /// let mut it = db.raw_iterator();
+    /// it.seek(b"b"); // the first key >= "b"
+    /// assert_eq!(it.key(), Some(&b"cherry"[..]));
+    /// it.seek(b"d"); // nothing >= "d"
+    /// assert!(!it.valid());
+    /// ```
     pub fn seek(&mut self, key: impl AsRef<[u8]>) {
         self.inner.seek(key.as_ref())
     }
     /// Moves to the last key `<= key`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"apple", b"1").unwrap();
+    /// db.put(b"cherry", b"2").unwrap();
+    /// let mut it = db.raw_iterator();
+    /// it.seek_for_prev(b"b"); // the last key <= "b"
+    /// assert_eq!(it.key(), Some(&b"apple"[..]));
+    /// it.seek_for_prev(b"a"); // nothing <= "a"
+    /// assert!(!it.valid());
+    /// ```
     pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) {
         self.inner.seek_for_prev(key.as_ref())
     }
     /// Moves to the next key; no-op when not valid.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// db.put(b"b", b"2").unwrap();
+    /// let mut it = db.raw_iterator();
+    /// it.seek(b"a");
+    /// it.next();
+    /// assert_eq!(it.key(), Some(&b"b"[..]));
+    /// it.next();
+    /// it.next(); // past the end: stays invalid
+    /// assert_eq!(it.key(), None);
+    /// ```
     pub fn next(&mut self) {
         if self.inner.valid() {
             self.inner.next()
         }
     }
     /// Moves to the previous key; no-op when not valid.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// db.put(b"b", b"2").unwrap();
+    /// let mut it = db.raw_iterator();
+    /// it.seek_to_last();
+    /// it.prev();
+    /// assert_eq!(it.key(), Some(&b"a"[..]));
+    /// it.prev(); // before the first key
+    /// assert!(!it.valid());
+    /// ```
     pub fn prev(&mut self) {
         if self.inner.valid() {
             self.inner.prev()
         }
     }
     /// The current key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// let mut it = db.raw_iterator();
+    /// assert_eq!(it.key(), None); // not on an entry
+    /// it.seek(b"k");
+    /// assert_eq!(it.key(), Some(&b"k"[..]));
+    /// ```
     pub fn key(&self) -> Option<&[u8]> {
         self.inner.valid().then(|| self.inner.key())
     }
     /// The current value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// db.delete(b"gone").unwrap();
+    /// let mut it = db.raw_iterator();
+    /// it.seek(b"gone"); // tombstones are skipped
+    /// assert_eq!(it.value(), Some(&b"v"[..]));
+    /// it.seek(b"z");
+    /// assert_eq!(it.value(), None);
+    /// ```
     pub fn value(&self) -> Option<&[u8]> {
         self.inner.valid().then(|| self.inner.value())
     }

@@ -59,15 +59,84 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// process); [`WritableFile::sync`] makes everything appended so far survive
 /// a power loss. After an error from `append` or `sync` the file's content is
 /// unknown: callers should stop using it (the WAL writer does).
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::env::{FaultInjectionFs, FileSystem, WritableFile};
+/// use std::path::Path;
+/// let fs = FaultInjectionFs::new();
+/// let mut log: Box<dyn WritableFile> = fs.create(Path::new("log")).unwrap();
+/// log.append(b"record").unwrap();
+/// log.sync().unwrap();
+/// assert_eq!(log.size(), 6);
+/// assert_eq!(fs.read_file(Path::new("log")).unwrap(), b"record");
+/// ```
 pub trait WritableFile: Send + fmt::Debug {
     /// Appends `data` at the end of the file.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let path = dir.path().join("log");
+    /// let mut f = PosixFs.create(&path).unwrap();
+    /// f.append(b"ab").unwrap();
+    /// f.append(b"cd").unwrap();
+    /// assert_eq!(f.size(), 4);
+    /// assert_eq!(PosixFs.read_file(&path).unwrap(), b"abcd"); // readable before any sync
+    /// ```
     fn append(&mut self, data: &[u8]) -> io::Result<()>;
     /// Pushes buffered bytes to the operating system (a no-op for the
     /// implementations here, which do not buffer).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let mut f = fs.create(Path::new("f")).unwrap();
+    /// fs.sync_dir(Path::new("")).unwrap();
+    /// f.append(b"abc").unwrap();
+    /// f.flush().unwrap();
+    /// assert_eq!(fs.read_file(Path::new("f")).unwrap(), b"abc");
+    /// assert_eq!(fs.unsynced_bytes(Path::new("f")), Some(3)); // flushing is not syncing
+    /// ```
     fn flush(&mut self) -> io::Result<()>;
     /// Makes every byte appended so far durable (`fdatasync`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let mut f = fs.create(Path::new("wal")).unwrap();
+    /// fs.sync_dir(Path::new("")).unwrap(); // makes the file's name durable
+    /// f.append(b"kept").unwrap();
+    /// f.sync().unwrap();
+    /// f.append(b" lost").unwrap();
+    /// fs.simulate_crash();
+    /// assert_eq!(fs.read_file(Path::new("wal")).unwrap(), b"kept");
+    /// ```
     fn sync(&mut self) -> io::Result<()>;
     /// The file's size in bytes, counting every successful append.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let mut f = fs.create(Path::new("f")).unwrap();
+    /// assert_eq!(f.size(), 0);
+    /// f.append(b"hello").unwrap();
+    /// assert_eq!(f.size(), 5);
+    /// drop(f);
+    /// assert_eq!(fs.open_append(Path::new("f")).unwrap().size(), 5); // counts existing bytes
+    /// ```
     fn size(&self) -> u64;
 }
 
@@ -87,10 +156,36 @@ pub trait WritableFile: Send + fmt::Debug {
 pub trait RandomAccessFile: Send + Sync + fmt::Debug {
     /// Reads up to `buf.len()` bytes at `offset`; returns how many were read
     /// (0 at or past the end of the file).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::RandomAccessFile;
+    /// let file = b"hello".to_vec();
+    /// let mut buf = [0u8; 4];
+    /// assert_eq!(file.read_at(3, &mut buf).unwrap(), 2); // a short read at the end
+    /// assert_eq!(&buf[..2], b"lo");
+    /// assert_eq!(file.read_at(5, &mut buf).unwrap(), 0);
+    /// ```
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
 
     /// Fills `buf` from `offset`, or fails with
     /// [`io::ErrorKind::UnexpectedEof`] if the file ends first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// use std::io::ErrorKind;
+    /// let path = dir.path().join("table");
+    /// PosixFs.create(&path).unwrap().append(b"header|body").unwrap();
+    /// let file = PosixFs.open_random(&path).unwrap();
+    /// let mut buf = [0u8; 4];
+    /// file.read_exact_at(7, &mut buf).unwrap();
+    /// assert_eq!(&buf, b"body");
+    /// assert_eq!(file.read_exact_at(8, &mut buf).unwrap_err().kind(), ErrorKind::UnexpectedEof);
+    /// ```
     fn read_exact_at(&self, mut offset: u64, mut buf: &mut [u8]) -> io::Result<()> {
         while !buf.is_empty() {
             match self.read_at(offset, buf) {
@@ -112,6 +207,20 @@ pub trait RandomAccessFile: Send + Sync + fmt::Debug {
     }
 
     /// The file's current size in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let mut w = fs.create(Path::new("f")).unwrap();
+    /// w.append(b"abc").unwrap();
+    /// let r = fs.open_random(Path::new("f")).unwrap();
+    /// assert_eq!(r.size().unwrap(), 3);
+    /// w.append(b"de").unwrap();
+    /// assert_eq!(r.size().unwrap(), 5); // the current size, not the size at open
+    /// ```
     fn size(&self) -> io::Result<u64>;
 }
 
@@ -139,8 +248,30 @@ fn copy_at(data: &[u8], offset: u64, buf: &mut [u8]) -> usize {
 }
 
 /// A held advisory lock on a file; dropping it releases the lock.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::env::{FileSystem, PosixFs};
+/// let path = dir.path().join("LOCK");
+/// let lock = PosixFs.lock(&path).unwrap();
+/// assert!(PosixFs.lock(&path).is_err()); // held
+/// drop(lock);
+/// assert!(PosixFs.lock(&path).is_ok()); // released by the drop
+/// ```
 pub trait FileLock: Send + Sync + fmt::Debug {
     /// The locked path.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let path = dir.path().join("LOCK");
+    /// let lock = PosixFs.lock(&path).unwrap();
+    /// assert_eq!(lock.path(), path);
+    /// ```
     fn path(&self) -> &Path;
 }
 
@@ -174,34 +305,200 @@ pub trait FileLock: Send + Sync + fmt::Debug {
 /// ```
 pub trait FileSystem: Send + Sync + fmt::Debug {
     /// Creates a directory and its missing parents.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let nested = dir.path().join("a/b/c");
+    /// PosixFs.create_dir_all(&nested).unwrap();
+    /// assert!(PosixFs.is_dir(&nested));
+    /// PosixFs.create_dir_all(&nested).unwrap(); // already there: fine
+    /// ```
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
     /// Creates a file for writing, truncating it if it exists.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.create(Path::new("f")).unwrap().append(b"old contents").unwrap();
+    /// let f = fs.create(Path::new("f")).unwrap(); // truncates
+    /// assert_eq!(f.size(), 0);
+    /// assert_eq!(fs.read_file(Path::new("f")).unwrap(), b"");
+    /// assert!(fs.create(Path::new("no/such/dir/f")).is_err());
+    /// ```
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
     /// Opens a file for appending, creating it if it does not exist.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.create(Path::new("log")).unwrap().append(b"one,").unwrap();
+    /// let mut log = fs.open_append(Path::new("log")).unwrap();
+    /// log.append(b"two").unwrap();
+    /// assert_eq!(fs.read_file(Path::new("log")).unwrap(), b"one,two");
+    /// fs.open_append(Path::new("new")).unwrap();
+    /// assert!(fs.exists(Path::new("new"))); // created when missing
+    /// ```
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
     /// Opens an existing file for reads at arbitrary offsets.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.create(Path::new("t")).unwrap().append(b"table").unwrap();
+    /// let t = fs.open_random(Path::new("t")).unwrap();
+    /// let mut buf = [0u8; 3];
+    /// t.read_exact_at(2, &mut buf).unwrap();
+    /// assert_eq!(&buf, b"ble");
+    /// assert!(fs.open_random(Path::new("missing")).is_err());
+    /// ```
     fn open_random(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>>;
     /// Reads a whole file.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let path = dir.path().join("data");
+    /// std::fs::write(&path, b"hello").unwrap();
+    /// assert_eq!(PosixFs.read_file(&path).unwrap(), b"hello");
+    /// let err = PosixFs.read_file(&dir.path().join("missing")).unwrap_err();
+    /// assert!(err.to_string().contains("missing")); // errors name the path
+    /// ```
     fn read_file(&self, path: &Path) -> io::Result<Vec<u8>>;
     /// The size of a file in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::{io::ErrorKind, path::Path};
+    /// let fs = FaultInjectionFs::new();
+    /// fs.create(Path::new("f")).unwrap().append(b"12345").unwrap();
+    /// assert_eq!(fs.file_size(Path::new("f")).unwrap(), 5);
+    /// assert_eq!(fs.file_size(Path::new("missing")).unwrap_err().kind(), ErrorKind::NotFound);
+    /// ```
     fn file_size(&self, path: &Path) -> io::Result<u64>;
     /// Renames a file, replacing `to` if it exists (atomically on POSIX).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let (tmp, dst) = (dir.path().join("MANIFEST.tmp"), dir.path().join("MANIFEST"));
+    /// PosixFs.create(&dst).unwrap().append(b"old").unwrap();
+    /// PosixFs.create(&tmp).unwrap().append(b"new").unwrap();
+    /// PosixFs.rename(&tmp, &dst).unwrap();
+    /// assert_eq!(PosixFs.read_file(&dst).unwrap(), b"new");
+    /// assert!(!PosixFs.exists(&tmp));
+    /// ```
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Removes a file. Open handles to it keep working.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.create(Path::new("old.sst")).unwrap().append(b"data").unwrap();
+    /// let reader = fs.open_random(Path::new("old.sst")).unwrap();
+    /// fs.remove_file(Path::new("old.sst")).unwrap();
+    /// assert!(!fs.exists(Path::new("old.sst")));
+    /// let mut buf = [0u8; 4];
+    /// reader.read_exact_at(0, &mut buf).unwrap(); // the open handle still reads
+    /// assert_eq!(&buf, b"data");
+    /// ```
     fn remove_file(&self, path: &Path) -> io::Result<()>;
     /// The names (not paths) of the entries of a directory, sorted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.create_dir_all(Path::new("/db/archive")).unwrap();
+    /// fs.create(Path::new("/db/b.log")).unwrap();
+    /// fs.create(Path::new("/db/a.sst")).unwrap();
+    /// assert_eq!(fs.list_dir(Path::new("/db")).unwrap(), ["a.sst", "archive", "b.log"]);
+    /// ```
     fn list_dir(&self, path: &Path) -> io::Result<Vec<String>>;
     /// Whether a file or directory exists at `path`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.create_dir_all(Path::new("/db")).unwrap();
+    /// fs.create(Path::new("/db/f")).unwrap();
+    /// assert!(fs.exists(Path::new("/db")) && fs.exists(Path::new("/db/f")));
+    /// assert!(!fs.exists(Path::new("/db/g")));
+    /// ```
     fn exists(&self, path: &Path) -> bool;
     /// Whether `path` is an existing directory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.create_dir_all(Path::new("/db")).unwrap();
+    /// fs.create(Path::new("/db/f")).unwrap();
+    /// assert!(fs.is_dir(Path::new("/db")));
+    /// assert!(!fs.is_dir(Path::new("/db/f")) && !fs.is_dir(Path::new("/nope")));
+    /// ```
     fn is_dir(&self, path: &Path) -> bool;
     /// Makes the directory's entries (creations, renames, removals) durable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.create_dir_all(Path::new("/db")).unwrap();
+    /// fs.create(Path::new("/db/before")).unwrap();
+    /// fs.sync_dir(Path::new("/db")).unwrap();
+    /// fs.create(Path::new("/db/after")).unwrap();
+    /// fs.simulate_crash();
+    /// assert_eq!(fs.list_dir(Path::new("/db")).unwrap(), ["before"]);
+    /// ```
     fn sync_dir(&self, path: &Path) -> io::Result<()>;
     /// Takes an exclusive advisory lock on `path` (created if missing).
     ///
     /// A second lock of the same path fails with
     /// [`io::ErrorKind::ResourceBusy`] while the first is held, whether it is
     /// held by this process or another.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::{io::ErrorKind, path::Path};
+    /// let fs = FaultInjectionFs::new();
+    /// let lock = fs.lock(Path::new("LOCK")).unwrap();
+    /// let err = fs.lock(Path::new("LOCK")).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::ResourceBusy);
+    /// drop(lock);
+    /// assert!(fs.lock(Path::new("LOCK")).is_ok());
+    /// ```
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>>;
 }
 
@@ -442,6 +739,18 @@ impl FileSystem for PosixFs {
 // ---------------------------------------------------------------------------
 
 /// The kinds of call [`FaultInjectionFs`] can make fail.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+/// use std::path::Path;
+/// let fs = FaultInjectionFs::new();
+/// fs.fail_next(FaultOp::Rename, 1);
+/// fs.create(Path::new("a")).unwrap(); // other kinds of call are unaffected
+/// assert!(fs.rename(Path::new("a"), Path::new("b")).is_err());
+/// assert_eq!(fs.injected(FaultOp::Rename), 1);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FaultOp {
     /// [`FileSystem::create_dir_all`].
@@ -696,6 +1005,16 @@ impl fmt::Debug for FaultInjectionFs {
 impl FaultInjectionFs {
     /// An empty file system; the root (`/`) and the current directory (the
     /// empty path) exist.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// assert!(fs.is_dir(Path::new("/")) && fs.is_dir(Path::new("")));
+    /// assert!(fs.list_dir(Path::new("")).unwrap().is_empty());
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
@@ -703,6 +1022,22 @@ impl FaultInjectionFs {
     /// Simulates a power loss: every unsynced byte, and every directory
     /// change not made durable by [`FileSystem::sync_dir`], is lost; locks
     /// are released and open handles fail from now on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let mut f = fs.create(Path::new("log")).unwrap();
+    /// f.append(b"durable").unwrap();
+    /// f.sync().unwrap();
+    /// fs.sync_dir(Path::new("")).unwrap();
+    /// f.append(b", lost").unwrap();
+    /// fs.simulate_crash();
+    /// assert_eq!(fs.read_file(Path::new("log")).unwrap(), b"durable");
+    /// assert!(f.append(b"!").is_err()); // handles from before the crash are dead
+    /// ```
     pub fn simulate_crash(&self) {
         self.crash(None);
     }
@@ -710,6 +1045,22 @@ impl FaultInjectionFs {
     /// Like [`Self::simulate_crash`], but each file keeps a random-length
     /// prefix of its unsynced bytes (chosen from `seed`), as a disk that
     /// wrote some of its cache before the power went off.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let mut f = fs.create(Path::new("log")).unwrap();
+    /// fs.sync_dir(Path::new("")).unwrap();
+    /// f.append(b"0123").unwrap();
+    /// f.sync().unwrap();
+    /// f.append(b"456789").unwrap();
+    /// fs.simulate_crash_torn(42);
+    /// let data = fs.read_file(Path::new("log")).unwrap();
+    /// assert!(data.len() >= 4 && b"0123456789".starts_with(&data));
+    /// ```
     pub fn simulate_crash_torn(&self, seed: u64) {
         self.crash(Some(seed | 1));
     }
@@ -739,6 +1090,20 @@ impl FaultInjectionFs {
     }
 
     /// Makes the next `count` calls of `op` fail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let mut f = fs.create(Path::new("f")).unwrap();
+    /// fs.fail_next(FaultOp::Append, 2);
+    /// assert!(f.append(b"a").is_err());
+    /// assert!(f.append(b"a").is_err());
+    /// f.append(b"b").unwrap(); // the third call succeeds
+    /// assert_eq!(fs.read_file(Path::new("f")).unwrap(), b"b");
+    /// ```
     pub fn fail_next(&self, op: FaultOp, count: u64) {
         self.shared
             .state()
@@ -748,6 +1113,21 @@ impl FaultInjectionFs {
 
     /// Lets `successes` more calls of `op` succeed, then makes every later
     /// call of `op` fail until [`Self::clear_fault`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let mut f = fs.create(Path::new("f")).unwrap();
+    /// fs.fail_after(FaultOp::Sync, 1);
+    /// f.sync().unwrap();
+    /// assert!(f.sync().is_err());
+    /// assert!(f.sync().is_err()); // and so on, until the rule is cleared
+    /// fs.clear_fault(FaultOp::Sync);
+    /// f.sync().unwrap();
+    /// ```
     pub fn fail_after(&self, op: FaultOp, successes: u64) {
         self.shared
             .state()
@@ -758,6 +1138,22 @@ impl FaultInjectionFs {
     /// Makes each call of `op` fail with `probability` (clamped to [0, 1]),
     /// drawn from a generator seeded with `seed`: the same calls fail on
     /// every run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+    /// use std::path::Path;
+    /// let run = |seed| {
+    ///     let fs = FaultInjectionFs::new();
+    ///     let mut f = fs.create(Path::new("f")).unwrap();
+    ///     fs.fail_randomly(FaultOp::Append, 0.5, seed);
+    ///     (0..64).map(|_| f.append(b"x").is_ok()).collect::<Vec<bool>>()
+    /// };
+    /// let outcomes = run(7);
+    /// assert_eq!(outcomes, run(7)); // the same calls fail for the same seed
+    /// assert!(outcomes.contains(&true) && outcomes.contains(&false));
+    /// ```
     pub fn fail_randomly(&self, op: FaultOp, probability: f64, seed: u64) {
         let p = if probability.is_nan() {
             0.0
@@ -778,32 +1174,111 @@ impl FaultInjectionFs {
     }
 
     /// Removes the rule for `op`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.fail_after(FaultOp::Create, 0); // every create fails
+    /// fs.fail_after(FaultOp::List, 0);
+    /// assert!(fs.create(Path::new("f")).is_err());
+    /// fs.clear_fault(FaultOp::Create);
+    /// assert!(fs.create(Path::new("f")).is_ok());
+    /// assert!(fs.list_dir(Path::new("")).is_err()); // other rules stay
+    /// ```
     pub fn clear_fault(&self, op: FaultOp) {
         self.shared.state().rules.remove(&op);
     }
 
     /// Removes every rule.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.fail_after(FaultOp::Create, 0);
+    /// fs.fail_after(FaultOp::List, 0);
+    /// fs.clear_faults();
+    /// assert!(fs.create(Path::new("f")).is_ok());
+    /// assert!(fs.list_dir(Path::new("")).is_ok());
+    /// ```
     pub fn clear_faults(&self) {
         self.shared.state().rules.clear();
     }
 
     /// When on, an append that fails by injection first writes the first
     /// half of its bytes (a torn write). Off by default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.set_torn_appends(true);
+    /// let mut f = fs.create(Path::new("f")).unwrap();
+    /// fs.fail_next(FaultOp::Append, 1);
+    /// assert!(f.append(b"abcd").is_err());
+    /// assert_eq!(fs.read_file(Path::new("f")).unwrap(), b"ab"); // half was written
+    /// ```
     pub fn set_torn_appends(&self, on: bool) {
         self.shared.state().torn_appends = on;
     }
 
     /// How many calls of `op` were made (failed ones included).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.fail_next(FaultOp::Create, 1);
+    /// assert!(fs.create(Path::new("f")).is_err());
+    /// fs.create(Path::new("f")).unwrap();
+    /// fs.open_append(Path::new("f")).unwrap(); // counted as a Create too
+    /// assert_eq!(fs.calls(FaultOp::Create), 3);
+    /// assert_eq!(fs.calls(FaultOp::Rename), 0);
+    /// ```
     pub fn calls(&self, op: FaultOp) -> u64 {
         self.shared.state().stats.get(&op).map_or(0, |s| s.calls)
     }
 
     /// How many calls of `op` failed by injection.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.fail_randomly(FaultOp::List, 0.5, 1);
+    /// let failed = (0..100).filter(|_| fs.list_dir(Path::new("")).is_err()).count();
+    /// assert_eq!(fs.injected(FaultOp::List), failed as u64);
+    /// assert_eq!(fs.calls(FaultOp::List), 100);
+    /// ```
     pub fn injected(&self, op: FaultOp) -> u64 {
         self.shared.state().stats.get(&op).map_or(0, |s| s.injected)
     }
 
     /// Whether `err` was injected by a [`FaultInjectionFs`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.fail_next(FaultOp::Open, 1);
+    /// let injected = fs.open_random(Path::new("missing")).unwrap_err();
+    /// let genuine = fs.open_random(Path::new("missing")).unwrap_err(); // NotFound
+    /// assert!(FaultInjectionFs::is_injected(&injected));
+    /// assert!(!FaultInjectionFs::is_injected(&genuine));
+    /// ```
     pub fn is_injected(err: &io::Error) -> bool {
         err.get_ref()
             .is_some_and(|inner| inner.downcast_ref::<InjectedFault>().is_some())
@@ -812,6 +1287,23 @@ impl FaultInjectionFs {
     /// How many bytes of the file at `path` a crash would lose now (`None`
     /// if there is no such file). A file whose entry is not durable loses
     /// all its bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let mut f = fs.create(Path::new("f")).unwrap();
+    /// f.append(b"abc").unwrap();
+    /// f.sync().unwrap();
+    /// assert_eq!(fs.unsynced_bytes(Path::new("f")), Some(3)); // its name is not durable yet
+    /// fs.sync_dir(Path::new("")).unwrap();
+    /// assert_eq!(fs.unsynced_bytes(Path::new("f")), Some(0));
+    /// f.append(b"de").unwrap();
+    /// assert_eq!(fs.unsynced_bytes(Path::new("f")), Some(2));
+    /// assert_eq!(fs.unsynced_bytes(Path::new("missing")), None);
+    /// ```
     pub fn unsynced_bytes(&self, path: &Path) -> Option<u64> {
         let path = normalize(path);
         let state = self.shared.state();

@@ -8,6 +8,30 @@ use std::path::PathBuf;
 ///
 /// I/O errors are shared (`Arc`) so that every writer of a group that failed
 /// on one log write receives the same error.
+///
+/// # Examples
+///
+/// Match on the variant to tell the cases apart:
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, Error, Options, WriteOptions};
+///
+/// let missing = dir.path().join("missing");
+/// let err = DB::open(&Options::default(), &missing).unwrap_err();
+/// assert!(matches!(&err, Error::NotFound(p) if *p == missing));
+///
+/// let db = DB::open_default(dir.path()).unwrap();
+/// let second = DB::open_default(dir.path()).unwrap_err();
+/// assert!(matches!(second, Error::Locked(_)));
+///
+/// let mut wo = WriteOptions::default();
+/// wo.set_sync(true);
+/// wo.disable_wal(true); // nothing to sync
+/// let err = db.put_opt(b"k", b"v", &wo).unwrap_err();
+/// assert!(matches!(err, Error::InvalidArgument(_)));
+/// assert!(err.to_string().starts_with("invalid argument: "));
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Error {

@@ -21,6 +21,16 @@ pub const MAX_SEQUENCE: u64 = (1 << 56) - 1;
 pub const TAG_LEN: usize = 8;
 
 /// What an entry records about its user key.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{internal_key, parse_internal_key, ValueType};
+/// let tombstone = internal_key(b"k", 7, ValueType::Deletion);
+/// let parsed = parse_internal_key(&tombstone).unwrap();
+/// assert_eq!(parsed.value_type, ValueType::Deletion);
+/// assert_eq!(ValueType::Value as u8, 1);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum ValueType {
@@ -36,6 +46,15 @@ impl ValueType {
     pub const FOR_SEEK: ValueType = ValueType::Value;
 
     /// Decodes a type byte; `None` for bytes no version of the engine writes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::key::ValueType;
+    /// assert_eq!(ValueType::from_byte(1), Some(ValueType::Value));
+    /// assert_eq!(ValueType::from_byte(ValueType::Deletion as u8), Some(ValueType::Deletion));
+    /// assert_eq!(ValueType::from_byte(7), None);
+    /// ```
     #[inline]
     pub fn from_byte(b: u8) -> Option<ValueType> {
         match b {
@@ -47,6 +66,15 @@ impl ValueType {
 }
 
 /// Packs a sequence number and a type into a tag.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{pack_tag, ValueType};
+/// assert_eq!(pack_tag(5, ValueType::Value), 0x501);
+/// // A newer sequence gives a larger tag, whatever the type:
+/// assert!(pack_tag(6, ValueType::Deletion) > pack_tag(5, ValueType::Value));
+/// ```
 #[inline]
 pub fn pack_tag(seq: u64, t: ValueType) -> u64 {
     debug_assert!(seq <= MAX_SEQUENCE);
@@ -54,6 +82,16 @@ pub fn pack_tag(seq: u64, t: ValueType) -> u64 {
 }
 
 /// Appends the internal key `(user_key, seq, t)` to `out`.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{append_internal_key, internal_key, ValueType, TAG_LEN};
+/// let mut buf = b"prefix:".to_vec();
+/// append_internal_key(&mut buf, b"k", 9, ValueType::Value);
+/// assert_eq!(buf.len(), 7 + 1 + TAG_LEN);
+/// assert_eq!(buf[7..], internal_key(b"k", 9, ValueType::Value));
+/// ```
 #[inline]
 pub fn append_internal_key(out: &mut Vec<u8>, user_key: &[u8], seq: u64, t: ValueType) {
     out.extend_from_slice(user_key);
@@ -61,6 +99,15 @@ pub fn append_internal_key(out: &mut Vec<u8>, user_key: &[u8], seq: u64, t: Valu
 }
 
 /// Builds the internal key `(user_key, seq, t)`.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{internal_key, ValueType};
+/// let ikey = internal_key(b"k", 1, ValueType::Value);
+/// // "k", then the tag 1 << 8 | 1 in little-endian order.
+/// assert_eq!(ikey, [b'k', 1, 1, 0, 0, 0, 0, 0, 0]);
+/// ```
 pub fn internal_key(user_key: &[u8], seq: u64, t: ValueType) -> Vec<u8> {
     let mut out = Vec::with_capacity(user_key.len() + TAG_LEN);
     append_internal_key(&mut out, user_key, seq, t);
@@ -68,6 +115,15 @@ pub fn internal_key(user_key: &[u8], seq: u64, t: ValueType) -> Vec<u8> {
 }
 
 /// An internal key split into its parts.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{internal_key, parse_internal_key, ParsedKey, ValueType};
+/// let ikey = internal_key(b"apple", 42, ValueType::Value);
+/// let expected = ParsedKey { user_key: b"apple", sequence: 42, value_type: ValueType::Value };
+/// assert_eq!(parse_internal_key(&ikey), Some(expected));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParsedKey<'a> {
     /// The key the user wrote.
@@ -79,6 +135,18 @@ pub struct ParsedKey<'a> {
 }
 
 /// Splits an internal key; `None` if it is too short or has an unknown type.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{internal_key, parse_internal_key, ValueType};
+/// let mut ikey = internal_key(b"k", 9, ValueType::Deletion);
+/// let p = parse_internal_key(&ikey).unwrap();
+/// assert_eq!((p.user_key, p.sequence, p.value_type), (&b"k"[..], 9, ValueType::Deletion));
+/// assert_eq!(parse_internal_key(b"short"), None); // no room for a tag
+/// ikey[1] = 0xee; // the type byte
+/// assert_eq!(parse_internal_key(&ikey), None);
+/// ```
 #[inline]
 pub fn parse_internal_key(ikey: &[u8]) -> Option<ParsedKey<'_>> {
     let split = ikey.len().checked_sub(TAG_LEN)?;
@@ -90,8 +158,18 @@ pub fn parse_internal_key(ikey: &[u8]) -> Option<ParsedKey<'_>> {
     })
 }
 
-/// The user-key part of an internal key (the whole input if it is too short
-/// to hold a tag; the comparators treat such keys consistently).
+/// The user-key part of an internal key: empty if the input is too short to
+/// hold a tag (the comparators then treat it as an empty user key with tag
+/// 0, consistently).
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{internal_key, user_key, ValueType};
+/// assert_eq!(user_key(&internal_key(b"apple", 3, ValueType::Value)), b"apple");
+/// assert_eq!(user_key(&internal_key(b"", 3, ValueType::Value)), b"");
+/// assert_eq!(user_key(b"short"), b""); // no room for a tag
+/// ```
 #[inline]
 pub fn user_key(ikey: &[u8]) -> &[u8] {
     &ikey[..ikey.len().saturating_sub(TAG_LEN)]
@@ -107,6 +185,19 @@ fn tag_of(ikey: &[u8]) -> u64 {
 }
 
 /// Orders internal keys: user key ascending (bytewise), then tag descending.
+///
+/// # Examples
+///
+/// ```
+/// use comparator::Comparator;
+/// use lsm_demo::key::{internal_key, InternalKeyComparator, ValueType};
+/// use std::cmp::Ordering;
+/// let old = internal_key(b"k", 1, ValueType::Value);
+/// let new = internal_key(b"k", 2, ValueType::Value);
+/// let next = internal_key(b"l", 9, ValueType::Value);
+/// assert_eq!(InternalKeyComparator.compare(&new, &old), Ordering::Less); // newest first
+/// assert_eq!(InternalKeyComparator.compare(&old, &next), Ordering::Less);
+/// ```
 #[derive(Debug, Default, Clone, Copy)]
 pub struct InternalKeyComparator;
 
@@ -118,6 +209,18 @@ impl Comparator for InternalKeyComparator {
 }
 
 /// [`InternalKeyComparator`] as a function.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{compare_internal_keys, internal_key, ValueType};
+/// let a1 = internal_key(b"a", 1, ValueType::Value);
+/// let a5 = internal_key(b"a", 5, ValueType::Deletion);
+/// let b1 = internal_key(b"b", 1, ValueType::Value);
+/// let mut keys = vec![b1.clone(), a1.clone(), a5.clone()];
+/// keys.sort_by(|x, y| compare_internal_keys(x, y));
+/// assert_eq!(keys, [a5, a1, b1]);
+/// ```
 #[inline]
 pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
     comparator::compare_bytes(user_key(a), user_key(b)).then_with(|| tag_of(b).cmp(&tag_of(a)))
@@ -126,6 +229,16 @@ pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
 // ---- varints ---------------------------------------------------------------
 
 /// Appends `v` as a LEB128 varint.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::put_varint;
+/// let mut out = Vec::new();
+/// put_varint(&mut out, 1);
+/// put_varint(&mut out, 300);
+/// assert_eq!(out, [0x01, 0xac, 0x02]);
+/// ```
 #[inline]
 pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -138,6 +251,15 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 /// Decodes a LEB128 varint of at most 10 bytes from the front of `input`;
 /// returns the value and the bytes it used, or `None` if it is truncated or
 /// overlong.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::get_varint;
+/// assert_eq!(get_varint(&[0xac, 0x02, 0xff]), Some((300, 2)));
+/// assert_eq!(get_varint(&[0xac]), None); // truncated
+/// assert_eq!(get_varint(&[0x80; 11]), None); // overlong
+/// ```
 #[inline]
 pub fn get_varint(input: &[u8]) -> Option<(u64, usize)> {
     let mut v: u64 = 0;
@@ -151,6 +273,18 @@ pub fn get_varint(input: &[u8]) -> Option<(u64, usize)> {
 }
 
 /// Bytes `put_varint(v)` writes.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{put_varint, varint_len};
+/// assert_eq!(varint_len(127), 1);
+/// assert_eq!(varint_len(128), 2);
+/// assert_eq!(varint_len(u64::MAX), 10);
+/// let mut out = Vec::new();
+/// put_varint(&mut out, 300);
+/// assert_eq!(out.len(), varint_len(300));
+/// ```
 #[inline]
 pub fn varint_len(mut v: u64) -> usize {
     let mut n = 1;
@@ -164,6 +298,15 @@ pub fn varint_len(mut v: u64) -> usize {
 // ---- memtable entries ------------------------------------------------------
 
 /// Bytes a memtable entry for `(user_key, value)` takes.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{entry, entry_len, ValueType};
+/// // 1 length byte + 3-byte key + 8-byte tag + 5-byte value:
+/// assert_eq!(entry_len(3, 5), 17);
+/// assert_eq!(entry(b"key", 1, ValueType::Value, b"value").len(), entry_len(3, 5));
+/// ```
 #[inline]
 pub fn entry_len(user_key_len: usize, value_len: usize) -> usize {
     let ikey_len = user_key_len + TAG_LEN;
@@ -172,6 +315,17 @@ pub fn entry_len(user_key_len: usize, value_len: usize) -> usize {
 
 /// Writes a memtable entry into `buf`, which must be exactly
 /// [`entry_len`] bytes long.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{decode_entry, encode_entry, entry_len, internal_key, ValueType};
+/// let mut buf = vec![0u8; entry_len(1, 2)];
+/// encode_entry(&mut buf, b"k", 7, ValueType::Value, b"v1");
+/// let (ikey, value) = decode_entry(&buf);
+/// assert_eq!(ikey, internal_key(b"k", 7, ValueType::Value));
+/// assert_eq!(value, b"v1");
+/// ```
 #[inline]
 pub fn encode_entry(buf: &mut [u8], user_key: &[u8], seq: u64, t: ValueType, value: &[u8]) {
     let ikey_len = user_key.len() + TAG_LEN;
@@ -192,6 +346,15 @@ pub fn encode_entry(buf: &mut [u8], user_key: &[u8], seq: u64, t: ValueType, val
 }
 
 /// Builds a memtable entry in a fresh vector.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{entry, ValueType};
+/// let e = entry(b"k", 1, ValueType::Value, b"v");
+/// // varint32(9) ++ "k" ++ tag (1 << 8 | 1) ++ "v"
+/// assert_eq!(e, [9, b'k', 1, 1, 0, 0, 0, 0, 0, 0, b'v']);
+/// ```
 pub fn entry(user_key: &[u8], seq: u64, t: ValueType, value: &[u8]) -> Vec<u8> {
     let mut buf = vec![0; entry_len(user_key.len(), value.len())];
     encode_entry(&mut buf, user_key, seq, t, value);
@@ -200,6 +363,17 @@ pub fn entry(user_key: &[u8], seq: u64, t: ValueType, value: &[u8]) -> Vec<u8> {
 
 /// Splits a memtable entry into (internal key, value). Entries are written
 /// by the engine itself, so a malformed one yields an empty key.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::key::{decode_entry, entry, parse_internal_key, ValueType};
+/// let e = entry(b"apple", 3, ValueType::Value, b"red");
+/// let (ikey, value) = decode_entry(&e);
+/// assert_eq!(parse_internal_key(ikey).unwrap().sequence, 3);
+/// assert_eq!(value, b"red");
+/// assert_eq!(decode_entry(&[0xff]), (&[][..], &[][..])); // malformed
+/// ```
 #[inline]
 pub fn decode_entry(e: &[u8]) -> (&[u8], &[u8]) {
     match get_varint(e) {
@@ -212,6 +386,20 @@ pub fn decode_entry(e: &[u8]) -> (&[u8], &[u8]) {
 }
 
 /// Orders memtable entries by their internal keys.
+///
+/// # Examples
+///
+/// ```
+/// use comparator::Comparator;
+/// use lsm_demo::key::{entry, EntryComparator, ValueType};
+/// use std::cmp::Ordering;
+/// let v1 = entry(b"k", 1, ValueType::Value, b"old");
+/// let v2 = entry(b"k", 2, ValueType::Value, b"new");
+/// assert_eq!(EntryComparator.compare(&v2, &v1), Ordering::Less); // newest first
+/// // Values take no part in the order:
+/// let other = entry(b"k", 1, ValueType::Value, b"zzz");
+/// assert_eq!(EntryComparator.compare(&v1, &other), Ordering::Equal);
+/// ```
 #[derive(Debug, Default, Clone, Copy)]
 pub struct EntryComparator;
 

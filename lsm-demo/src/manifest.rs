@@ -72,6 +72,18 @@ const HEADER_LEN: usize = 8 + 4 + 8;
 const CRC_LEN: usize = 4;
 
 /// One live table file.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::manifest::{FileMeta, Manifest};
+/// let table = FileMeta {
+///     number: 12, level: 1, file_size: 2048, entries: 3,
+///     smallest: b"apple".to_vec(), largest: b"pear".to_vec(),
+/// };
+/// let m = Manifest { files: vec![table.clone()], ..Manifest::default() };
+/// assert_eq!(Manifest::decode(&m.encode()).unwrap().files, [table]);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FileMeta {
     /// The file's number (its name is derived from it).
@@ -89,6 +101,16 @@ pub struct FileMeta {
 }
 
 /// The engine's durable state besides the logs and table files.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::manifest::Manifest;
+/// let empty = Manifest::default(); // a new database: no files, all counters 0
+/// assert!(empty.files.is_empty());
+/// // 20 bytes of header, 4 one-byte varints, a 4-byte checksum:
+/// assert_eq!(empty.encode().len(), 28);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Manifest {
     /// The next number to give a new file (log or table).
@@ -103,6 +125,17 @@ pub struct Manifest {
 }
 
 /// Why a manifest could not be read.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::manifest::{Manifest, ManifestError};
+/// use std::io;
+/// assert!(matches!(Manifest::decode(b"lsm"), Err(ManifestError::TooShort { len: 3, .. })));
+/// let err = Manifest::decode(b"not a manifest, just some text").unwrap_err();
+/// assert!(matches!(err, ManifestError::BadMagic { .. }));
+/// assert_eq!(io::Error::from(err).kind(), io::ErrorKind::InvalidData);
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ManifestError {
@@ -390,6 +423,23 @@ impl Manifest {
 /// writing, and must not delete files the old manifest lists. A leftover
 /// temporary file is harmless ([`read_manifest`] ignores it; the next write
 /// replaces it).
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+/// use lsm_demo::manifest::{read_manifest, write_manifest, Manifest, MANIFEST_FILE};
+/// use std::path::Path;
+///
+/// let fs = FaultInjectionFs::new();
+/// let dir = Path::new("/db");
+/// fs.create_dir_all(dir).unwrap();
+/// let m = Manifest { next_file_number: 4, ..Manifest::default() };
+/// write_manifest(&fs, dir, &m).unwrap();
+/// assert_eq!(fs.list_dir(dir).unwrap(), [MANIFEST_FILE]); // the temporary file was renamed
+/// fs.simulate_crash(); // durable once the call returns
+/// assert_eq!(read_manifest(&fs, dir).unwrap(), Some(m));
+/// ```
 pub fn write_manifest(fs: &dyn FileSystem, dir: &Path, manifest: &Manifest) -> io::Result<()> {
     let temp = dir.join(MANIFEST_TEMP_FILE);
     let bytes = manifest.encode();

@@ -10,6 +10,25 @@ pub const MAX_KEY_LEN: usize = 1 << 20;
 pub const MAX_VALUE_LEN: usize = 64 << 20;
 
 /// Which memtable representation takes writes.
+///
+/// # Examples
+///
+/// Both kinds read back in key order, whatever the write order:
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, IteratorMode, MemtableKind, Options};
+///
+/// assert_eq!(MemtableKind::default(), MemtableKind::SkipList);
+/// let mut opts = Options::default();
+/// opts.create_if_missing(true).set_memtable_kind(MemtableKind::Vector);
+/// let db = DB::open(&opts, dir.path()).unwrap();
+/// for k in [b"c", b"a", b"b"] {
+///     db.put(k, b"v").unwrap();
+/// }
+/// let keys: Vec<_> = db.iterator(IteratorMode::Start).map(|kv| kv.unwrap().0).collect();
+/// assert_eq!(keys, [&b"a"[..], b"b", b"c"].map(Box::from));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MemtableKind {
     /// The concurrent skiplist: ordered inserts, reads at any time (the default).
@@ -76,34 +95,130 @@ impl Default for Options {
 
 impl Options {
     /// Create the directory and an empty database if none exists.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Error, Options};
+    ///
+    /// let path = dir.path().join("db");
+    /// let mut opts = Options::default();
+    /// assert!(matches!(DB::open(&opts, &path), Err(Error::NotFound(_))));
+    /// opts.create_if_missing(true);
+    /// let _db = DB::open(&opts, &path).unwrap();
+    /// assert!(path.is_dir());
+    /// ```
     pub fn create_if_missing(&mut self, v: bool) -> &mut Self {
         self.create_if_missing = v;
         self
     }
     /// Fail `open` if a database already exists.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Error, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_error_if_exists(true);
+    /// drop(DB::open(&opts, dir.path()).unwrap()); // creates the database
+    /// let again = DB::open(&opts, dir.path());
+    /// assert!(matches!(again, Err(Error::InvalidArgument(_))));
+    /// ```
     pub fn set_error_if_exists(&mut self, v: bool) -> &mut Self {
         self.error_if_exists = v;
         self
     }
     /// Bytes of memtable (measured from its arena) before it is frozen and
     /// flushed. At least 64 KiB.
+    ///
+    /// # Examples
+    ///
+    /// A full memtable is frozen and a new one takes the later writes:
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_write_buffer_size(64 << 10);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// for i in 0..200u32 {
+    ///     db.put(i.to_be_bytes(), [7; 1024]).unwrap();
+    /// }
+    /// assert!(db.stats().memtable_entries < 200);
+    /// assert_eq!(db.get(0u32.to_be_bytes()).unwrap().unwrap().len(), 1024);
+    ///
+    /// opts.set_write_buffer_size(1024); // below 64 KiB
+    /// assert!(opts.validate().is_err());
+    /// ```
     pub fn set_write_buffer_size(&mut self, bytes: usize) -> &mut Self {
         self.write_buffer_size = bytes;
         self
     }
     /// Memtables (the mutable one and the frozen ones waiting for flush)
     /// kept in memory before writes stall. At least 2.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::{Error, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.set_max_write_buffer_number(4);
+    /// assert!(opts.validate().is_ok());
+    /// opts.set_max_write_buffer_number(1); // no room for a memtable being flushed
+    /// assert!(matches!(opts.validate(), Err(Error::InvalidArgument(_))));
+    /// ```
     pub fn set_max_write_buffer_number(&mut self, n: usize) -> &mut Self {
         self.max_write_buffer_number = n;
         self
     }
     /// Which memtable takes writes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, MemtableKind, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_memtable_kind(MemtableKind::Vector);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// db.put(b"k", b"1").unwrap();
+    /// db.put(b"k", b"2").unwrap();
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"2"[..]));
+    /// ```
     pub fn set_memtable_kind(&mut self, kind: MemtableKind) -> &mut Self {
         self.memtable_kind = kind;
         self
     }
     /// Let the members of a write group insert into the memtable in parallel
     /// (each on its own thread) instead of the leader inserting for all.
+    ///
+    /// # Examples
+    ///
+    /// With it off, the leader inserts for the whole group; the results are the
+    /// same:
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_allow_concurrent_memtable_write(false);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// std::thread::scope(|s| {
+    ///     for t in 0..4u8 {
+    ///         let db = &db;
+    ///         s.spawn(move || db.put([t], [t]).unwrap());
+    ///     }
+    /// });
+    /// assert_eq!(db.get([3]).unwrap().as_deref(), Some(&[3][..]));
+    /// assert_eq!(db.stats().last_sequence, 4);
+    /// ```
     pub fn set_allow_concurrent_memtable_write(&mut self, v: bool) -> &mut Self {
         self.allow_concurrent_memtable_write = v;
         self
@@ -113,6 +228,23 @@ impl Options {
     /// group, and the group's sequences are published before the inserts
     /// end. A snapshot may then later gain keys older than it; reads of the
     /// writer's own key after `put` returns still see it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_unordered_write(true);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..])); // own write visible
+    ///
+    /// // It needs the members to insert on their own.
+    /// opts.set_allow_concurrent_memtable_write(false);
+    /// assert!(opts.validate().is_err());
+    /// ```
     pub fn set_unordered_write(&mut self, v: bool) -> &mut Self {
         self.unordered_write = v;
         self
@@ -123,47 +255,232 @@ impl Options {
     /// writes alone. Concurrent sync writers then share one sync instead of
     /// splitting into two groups that sync in turn. Default: on. RocksDB has
     /// no such wait; see `write_group::Commit::gather_window`.
+    ///
+    /// # Examples
+    ///
+    /// With the wait off, no group leader ever waits for more writers:
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options, WriteOptions};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_group_commit_wait(false);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// let mut sync = WriteOptions::default();
+    /// sync.set_sync(true);
+    /// std::thread::scope(|s| {
+    ///     for t in 0..2u8 {
+    ///         let (db, sync) = (&db, &sync);
+    ///         s.spawn(move || db.put_opt([t], b"v", sync).unwrap());
+    ///     }
+    /// });
+    /// assert_eq!(db.stats().write_group.gather_waits, 0);
+    /// ```
     pub fn set_group_commit_wait(&mut self, v: bool) -> &mut Self {
         self.group_commit_wait = v;
         self
     }
     /// Level-0 files that trigger a compaction into level 1.
+    ///
+    /// # Examples
+    ///
+    /// With a trigger of 2, the second flushed file starts a compaction of both
+    /// into level 1 (closing the database waits for it):
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_level_zero_file_num_compaction_trigger(2);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// for k in [b"a", b"b"] {
+    ///     db.put(k, b"v").unwrap();
+    ///     db.flush().unwrap(); // one level-0 file each
+    /// }
+    /// drop(db);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// assert_eq!(db.stats().level_files, [0, 1]);
+    /// assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
     pub fn set_level_zero_file_num_compaction_trigger(&mut self, n: usize) -> &mut Self {
         self.level0_compaction_trigger = n;
         self
     }
     /// Level-0 files at which writes stall until compaction catches up.
+    ///
+    /// # Examples
+    ///
+    /// It must exceed the compaction trigger, or writes would stall before a
+    /// compaction starts:
+    ///
+    /// ```
+    /// use lsm_demo::Options;
+    ///
+    /// let mut opts = Options::default();
+    /// opts.set_level_zero_file_num_compaction_trigger(8);
+    /// opts.set_level_zero_stop_writes_trigger(8);
+    /// assert!(opts.validate().is_err());
+    /// opts.set_level_zero_stop_writes_trigger(20);
+    /// assert!(opts.validate().is_ok());
+    /// ```
     pub fn set_level_zero_stop_writes_trigger(&mut self, n: usize) -> &mut Self {
         self.level0_stop_writes_trigger = n;
         self
     }
     /// Uncompressed size of a table file's data blocks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_block_size(256); // the smallest allowed
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// for i in 0..100u8 {
+    ///     db.put([i], [i; 100]).unwrap();
+    /// }
+    /// db.flush().unwrap(); // a table of many small blocks
+    /// assert_eq!(db.get([42]).unwrap(), Some(vec![42; 100]));
+    ///
+    /// opts.set_block_size(255);
+    /// assert!(opts.validate().is_err());
+    /// ```
     pub fn set_block_size(&mut self, bytes: usize) -> &mut Self {
         self.block_size = bytes;
         self
     }
     /// Bits per key of each table file's bloom filter (0 turns filters off).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_bloom_bits_per_key(0); // no filters
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// db.flush().unwrap();
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// assert_eq!(db.get(b"absent").unwrap(), None);
+    ///
+    /// opts.set_bloom_bits_per_key(65);
+    /// assert!(opts.validate().is_err());
+    /// ```
     pub fn set_bloom_bits_per_key(&mut self, bits: usize) -> &mut Self {
         self.bloom_bits_per_key = bits;
         self
     }
     /// Size at which compaction starts a new level-1 file.
+    ///
+    /// # Examples
+    ///
+    /// A compaction of about 200 KiB with 64 KiB files writes several level-1
+    /// files (closing the database waits for the compaction):
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true)
+    ///     .set_target_file_size_base(64 << 10)
+    ///     .set_level_zero_file_num_compaction_trigger(1);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// for i in 0..200u32 {
+    ///     db.put(i.to_be_bytes(), [0; 1024]).unwrap();
+    /// }
+    /// db.flush().unwrap();
+    /// drop(db);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// assert!(db.stats().level_files[1] >= 3);
+    /// ```
     pub fn set_target_file_size_base(&mut self, bytes: u64) -> &mut Self {
         self.target_file_size = bytes;
         self
     }
     /// What recovery does with a torn or corrupt log tail.
+    ///
+    /// # Examples
+    ///
+    /// A torn log tail (a crash in the middle of a log write) is dropped by
+    /// default; [`RecoveryMode::Fail`] refuses to open instead:
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::wal::RecoveryMode;
+    /// use lsm_demo::{DB, Error, Options};
+    /// use std::io::Write;
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// drop(db);
+    /// # let log = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path())
+    /// #     .find(|p| p.extension().is_some_and(|e| e == "log")).unwrap();
+    /// std::fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(&[1, 2, 3]).unwrap();
+    ///
+    /// opts.set_wal_recovery_mode(RecoveryMode::Fail);
+    /// assert!(matches!(DB::open(&opts, dir.path()), Err(Error::Corruption(_))));
+    /// opts.set_wal_recovery_mode(RecoveryMode::DropTail);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
     pub fn set_wal_recovery_mode(&mut self, mode: RecoveryMode) -> &mut Self {
         self.wal_recovery_mode = mode;
         self
     }
     /// The write group's tuning.
+    ///
+    /// # Examples
+    ///
+    /// Groups of one member: every write leads its own group.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_write_group_options(write_group::Options {
+    ///     max_group_members: 1,
+    ///     ..write_group::Options::default()
+    /// });
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// std::thread::scope(|s| {
+    ///     for t in 0..4u8 {
+    ///         let db = &db;
+    ///         s.spawn(move || (0..10u8).for_each(|i| db.put([t, i], b"v").unwrap()));
+    ///     }
+    /// });
+    /// let stats = db.stats().write_group;
+    /// assert_eq!((stats.groups, stats.members), (40, 40));
+    /// ```
     pub fn set_write_group_options(&mut self, o: write_group::Options) -> &mut Self {
         self.write_group = o;
         self
     }
 
     /// Checks every value; `open` calls it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Error, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// assert!(opts.validate().is_ok());
+    /// opts.create_if_missing(true).set_block_size(1);
+    /// let Err(Error::InvalidArgument(why)) = opts.validate() else { panic!() };
+    /// assert!(why.contains("block_size 1"));
+    /// assert!(DB::open(&opts, dir.path()).is_err()); // open checks too
+    /// ```
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(m));
         if self.write_buffer_size < 64 << 10 || self.write_buffer_size > 1 << 40 {
@@ -232,19 +549,93 @@ pub struct WriteOptions {
 
 impl WriteOptions {
     /// Default options: no sync, log on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, WriteOptions};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// db.put_opt(b"k", b"v", &WriteOptions::new()).unwrap();
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
     /// Make the write durable (the log is fdatasynced) before it returns.
+    ///
+    /// # Examples
+    ///
+    /// A synced write survives a power loss, simulated here by a fault-injecting
+    /// file system; a later unsynced one is lost:
+    ///
+    /// ```
+    /// use lsm_demo::env::FaultInjectionFs;
+    /// use lsm_demo::{DB, Options, WriteOptions};
+    /// use std::sync::Arc;
+    ///
+    /// let fs = FaultInjectionFs::new();
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true);
+    /// let db = DB::open_with_fs(&opts, "/db", Arc::new(fs.clone())).unwrap();
+    /// let mut wo = WriteOptions::default();
+    /// wo.set_sync(true);
+    /// db.put_opt(b"synced", b"2", &wo).unwrap();
+    /// db.put(b"later", b"3").unwrap();
+    /// fs.simulate_crash();
+    /// drop(db);
+    /// let db = DB::open_with_fs(&opts, "/db", Arc::new(fs)).unwrap();
+    /// assert_eq!(db.get(b"synced").unwrap().as_deref(), Some(&b"2"[..]));
+    /// assert_eq!(db.get(b"later").unwrap(), None);
+    /// ```
     pub fn set_sync(&mut self, v: bool) {
         self.sync = v;
     }
     /// Skip the write-ahead log: the write is lost if the process dies
     /// before its memtable is flushed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Error, WriteOptions};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// let mut wo = WriteOptions::default();
+    /// wo.disable_wal(true);
+    /// db.put_opt(b"k", b"v", &wo).unwrap();
+    /// drop(db); // a clean close flushes unlogged writes
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    ///
+    /// wo.set_sync(true); // there is no log to sync
+    /// assert!(matches!(db.put_opt(b"k", b"v", &wo), Err(Error::InvalidArgument(_))));
+    /// ```
     pub fn disable_wal(&mut self, v: bool) {
         self.disable_wal = v;
     }
     /// Fail with [`Error::WriteStall`] instead of waiting during a stall.
+    ///
+    /// # Examples
+    ///
+    /// Without a stall the write goes through as usual; during one it fails at
+    /// once, and the caller decides what to do:
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Error, WriteOptions};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// let mut wo = WriteOptions::default();
+    /// wo.set_no_slowdown(true);
+    /// match db.put_opt(b"k", b"v", &wo) {
+    ///     Ok(()) => {}
+    ///     Err(Error::WriteStall) => unreachable!("nothing to flush, so no stall"),
+    ///     Err(e) => panic!("{e}"),
+    /// }
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
     pub fn set_no_slowdown(&mut self, v: bool) {
         self.no_slowdown = v;
     }
@@ -273,6 +664,24 @@ pub struct ReadOptions {
 
 impl ReadOptions {
     /// Read as of `snapshot`.
+    ///
+    /// # Examples
+    ///
+    /// A deleted key is still there as of an earlier snapshot:
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, IteratorMode, ReadOptions};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// let snap = db.snapshot();
+    /// db.delete(b"a").unwrap();
+    /// let mut ro = ReadOptions::default();
+    /// ro.set_snapshot(&snap);
+    /// assert_eq!(db.iterator_opt(IteratorMode::Start, &ro).count(), 1);
+    /// assert_eq!(db.iterator(IteratorMode::Start).count(), 0);
+    /// ```
     pub fn set_snapshot(&mut self, snapshot: &crate::Snapshot<'_>) {
         self.snapshot = Some(snapshot.sequence());
     }

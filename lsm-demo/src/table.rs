@@ -109,6 +109,28 @@ pub const MAX_ENTRY_PART_LEN: usize = u32::MAX as usize;
 const MAX_BLOCK_SIZE: usize = 1 << 30;
 
 /// The kinds of block in a table file, named in errors.
+///
+/// # Examples
+///
+/// Errors about damage name the block it was found in:
+///
+/// ```
+/// use lsm_demo::table::{BlockKind, Table, TableError};
+/// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+/// # use lsm_demo::table::{TableBuilder, TableOptions};
+/// # use std::{path::Path, sync::Arc};
+/// # let fs = FaultInjectionFs::new();
+/// # let cmp = Arc::new(comparator::BytewiseComparator);
+/// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
+/// # b.add(b"apple", b"red").unwrap();
+/// # b.add(b"pear", b"green").unwrap();
+/// # let size = b.finish().unwrap().file_size;
+/// let mut bytes = fs.read_file(Path::new("t.sst")).unwrap();
+/// bytes[size as usize - 20] ^= 1; // damage the footer
+/// let err = Table::open(Arc::new(bytes), size, cmp, |k| k).unwrap_err();
+/// assert!(matches!(err, TableError::ChecksumMismatch { block: BlockKind::Footer, .. }));
+/// assert_eq!(BlockKind::Footer.to_string(), "footer");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockKind {
     /// Sorted key-value entries.
@@ -148,6 +170,20 @@ impl fmt::Display for BlockKind {
 }
 
 /// Why building, opening or reading a table failed.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::table::{Table, TableError};
+/// use std::{io, sync::Arc};
+/// # let cmp = Arc::new(comparator::BytewiseComparator);
+/// let err = Table::open(Arc::new(vec![0u8; 10]), 10, cmp.clone(), |k| k).unwrap_err();
+/// assert!(matches!(err, TableError::TooShort { file_size: 10 }));
+/// let err = Table::open(Arc::new(vec![0u8; 64]), 64, cmp, |k| k).unwrap_err();
+/// assert!(matches!(err, TableError::BadMagic { found } if found == [0; 8]));
+/// // As an I/O error, a damaged file is `InvalidData`.
+/// assert_eq!(io::Error::from(err).kind(), io::ErrorKind::InvalidData);
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum TableError {
@@ -358,6 +394,22 @@ impl Default for TableOptions {
 }
 
 /// What [`TableBuilder::finish`] wrote.
+///
+/// # Examples
+///
+/// ```
+/// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+/// # use lsm_demo::table::{TableBuilder, TableOptions};
+/// # use std::{path::Path, sync::Arc};
+/// # let fs = FaultInjectionFs::new();
+/// # let cmp = Arc::new(comparator::BytewiseComparator);
+/// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp, |k| k);
+/// b.add(b"apple", b"red").unwrap();
+/// b.add(b"pear", b"green").unwrap();
+/// let info = b.finish().unwrap();
+/// assert_eq!((info.entries, info.file_size), (2, fs.file_size(Path::new("t.sst")).unwrap()));
+/// assert_eq!((info.smallest, info.largest), (b"apple".to_vec(), b"pear".to_vec()));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableInfo {
     /// Size of the file in bytes.
@@ -371,6 +423,25 @@ pub struct TableInfo {
 }
 
 /// Summary stored in a table's properties block.
+///
+/// # Examples
+///
+/// ```
+/// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+/// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+/// # use std::{path::Path, sync::Arc};
+/// # let fs = FaultInjectionFs::new();
+/// # let cmp = Arc::new(comparator::BytewiseComparator);
+/// let opts = TableOptions { block_size: 1, ..TableOptions::default() }; // an entry per block
+/// let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
+/// b.add(b"apple", b"red").unwrap();
+/// b.add(b"pear", b"green").unwrap();
+/// b.finish().unwrap();
+/// let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+/// let props = table.properties();
+/// assert_eq!((props.entries, props.data_blocks, props.bloom_bits_per_key), (2, 2, 10));
+/// assert_eq!((props.raw_key_bytes, props.raw_value_bytes), (9, 8));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TableProperties {
     /// Number of entries.
@@ -561,6 +632,23 @@ impl fmt::Debug for TableBuilder {
 
 impl TableBuilder {
     /// A builder writing to `file` (which should be empty).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// let cmp = Arc::new(comparator::BytewiseComparator);
+    /// let opts = TableOptions { bloom_bits_per_key: 0, ..TableOptions::default() }; // no filter
+    /// let b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
+    /// assert_eq!(b.entries(), 0);
+    /// b.finish().unwrap(); // an empty table is a valid table
+    /// let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// assert_eq!(table.properties().entries, 0);
+    /// assert!(table.may_contain(b"anything")); // without a filter, every key may be there
+    /// ```
     pub fn new(
         file: Box<dyn WritableFile>,
         opts: TableOptions,
@@ -596,6 +684,24 @@ impl TableBuilder {
     /// Adds an entry. Keys must be strictly increasing under the
     /// comparator; a key out of order is refused with
     /// [`TableError::OutOfOrder`] and the builder stays usable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::table::TableError;
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp, |k| k);
+    /// b.add(b"b", b"1").unwrap();
+    /// // An equal key is out of order too; it is refused and the builder goes on.
+    /// let err = b.add(b"b", b"2").unwrap_err();
+    /// assert!(matches!(&err, TableError::OutOfOrder { previous, key } if previous == b"b" && key == b"b"));
+    /// b.add(b"c", b"3").unwrap();
+    /// assert_eq!(b.finish().unwrap().entries, 2);
+    /// ```
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<(), TableError> {
         if self.failed {
             return Err(TableError::BuilderFailed);
@@ -638,12 +744,46 @@ impl TableBuilder {
     }
 
     /// Entries added so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp, |k| k);
+    /// assert_eq!(b.entries(), 0);
+    /// b.add(b"a", b"1").unwrap();
+    /// b.add(b"b", b"2").unwrap();
+    /// assert!(b.add(b"a", b"3").is_err()); // refused entries are not counted
+    /// assert_eq!(b.entries(), 2);
+    /// ```
     pub fn entries(&self) -> u64 {
         self.props.entries
     }
 
     /// Bytes written so far plus the pending data block: what the file
     /// would be without its metadata if finished now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::table::FOOTER_LEN;
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp, |k| k);
+    /// let empty = b.estimated_size();
+    /// b.add(b"key", b"value").unwrap();
+    /// let estimate = b.estimated_size();
+    /// assert!(estimate > empty);
+    /// // Finishing adds the filter, properties and index blocks and the footer.
+    /// assert!(b.finish().unwrap().file_size > estimate + FOOTER_LEN);
+    /// ```
     pub fn estimated_size(&self) -> u64 {
         self.offset + self.data_block.size_estimate() as u64
     }
@@ -699,6 +839,25 @@ impl TableBuilder {
     /// Writes the pending data block, the filter, properties and index
     /// blocks and the footer, then syncs the file. The caller must still
     /// sync the directory for the file's name to be durable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # fs.create_dir_all(Path::new("/db")).unwrap();
+    /// let path = Path::new("/db/000012.sst");
+    /// let mut b = TableBuilder::new(fs.create(path).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
+    /// b.add(b"k", b"v").unwrap();
+    /// let info = b.finish().unwrap(); // syncs the file ...
+    /// fs.sync_dir(Path::new("/db")).unwrap(); // ... and the caller syncs its directory
+    /// fs.simulate_crash();
+    /// assert_eq!(fs.file_size(path).unwrap(), info.file_size);
+    /// assert_eq!(Table::open_file(&fs, path, cmp, |k| k).unwrap().properties().entries, 1);
+    /// ```
     pub fn finish(mut self) -> Result<TableInfo, TableError> {
         if self.failed {
             return Err(TableError::BuilderFailed);
@@ -847,6 +1006,29 @@ fn read_block(
 impl Table {
     /// Opens a table of `file_size` bytes (the size [`TableBuilder::finish`]
     /// reported). `cmp` and `filter_key` must be the ones it was built with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::table::{Table, TableError};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
+    /// # b.add(b"apple", b"red").unwrap();
+    /// # b.add(b"pear", b"green").unwrap();
+    /// # let size = b.finish().unwrap().file_size;
+    /// // Any `RandomAccessFile` will do, such as the file's bytes in memory.
+    /// let bytes = fs.read_file(Path::new("t.sst")).unwrap();
+    /// let table = Table::open(Arc::new(bytes.clone()), size, cmp.clone(), |k| k).unwrap();
+    /// assert_eq!(table.properties().entries, 2);
+    /// // A file shorter than the size it was written with is refused.
+    /// let short = bytes[..bytes.len() - 1].to_vec();
+    /// let err = Table::open(Arc::new(short), size, cmp, |k| k).unwrap_err();
+    /// assert!(matches!(err, TableError::Truncated { expected, actual } if actual == expected - 1));
+    /// ```
     pub fn open(
         file: Arc<dyn RandomAccessFile>,
         file_size: u64,
@@ -859,6 +1041,26 @@ impl Table {
     /// Opens the table file at `path` through `fs`, taking its size from
     /// the file system. Errors, including those met later by iterators,
     /// name the file ([`TableError::InFile`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::table::{Table, TableError};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
+    /// # b.add(b"apple", b"red").unwrap();
+    /// # b.add(b"pear", b"green").unwrap();
+    /// # let size = b.finish().unwrap().file_size;
+    /// let table = Table::open_file(&fs, Path::new("t.sst"), cmp.clone(), |k| k).unwrap();
+    /// assert_eq!(table.file_size(), size);
+    /// let err = Table::open_file(&fs, Path::new("000006.sst"), cmp, |k| k).unwrap_err();
+    /// assert!(matches!(err, TableError::InFile { .. }));
+    /// assert!(err.to_string().starts_with("000006.sst: "));
+    /// ```
     pub fn open_file(
         fs: &dyn FileSystem,
         path: &Path,
@@ -952,6 +1154,26 @@ impl Table {
 
     /// Whether an entry whose filter key is `filter_key` may be in the
     /// table: `false` means certainly not. Always `true` without a filter.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::table::Table;
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
+    /// # b.add(b"apple", b"red").unwrap();
+    /// # b.add(b"pear", b"green").unwrap();
+    /// # let size = b.finish().unwrap().file_size;
+    /// # let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// assert!(table.may_contain(b"apple")); // never a false negative
+    /// // With 10 bits per key, about 1% of absent keys get a false "maybe".
+    /// let maybe = (0..100).filter(|i| table.may_contain(format!("fig{i}").as_bytes())).count();
+    /// assert!(maybe < 10);
+    /// ```
     #[inline]
     pub fn may_contain(&self, filter_key: &[u8]) -> bool {
         self.filter.is_empty() || BloomFilter::may_contain(&self.filter, filter_key)
@@ -959,6 +1181,32 @@ impl Table {
 
     /// [`Self::may_contain`] for a filter key given by its
     /// [`crate::bloom::hash_key`] hash (hash once, probe many tables).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::bloom::hash_key;
+    /// # use lsm_demo::table::Table;
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
+    /// # b.add(b"apple", b"red").unwrap();
+    /// # b.add(b"pear", b"green").unwrap();
+    /// # let size = b.finish().unwrap().file_size;
+    /// # let tables = [
+    /// #     Table::open_file(&fs, Path::new("t.sst"), cmp.clone(), |k| k).unwrap(),
+    /// #     Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap(),
+    /// # ];
+    /// let hash = hash_key(b"apple"); // hash once ...
+    /// for table in &tables {
+    ///     // ... probe many tables, with the same answers as `may_contain`.
+    ///     assert!(table.may_contain_hash(hash));
+    ///     assert_eq!(table.may_contain_hash(hash_key(b"fig")), table.may_contain(b"fig"));
+    /// }
+    /// ```
     #[inline]
     pub fn may_contain_hash(&self, hash: u64) -> bool {
         self.filter.is_empty() || BloomFilter::may_contain_hash(&self.filter, hash)
@@ -966,21 +1214,106 @@ impl Table {
 
     /// [`Self::may_contain`] for a full table key (its filter key is taken
     /// with the table's filter-key function).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// // Table keys carry an 8-byte suffix; the filter is on the key without it.
+    /// fn user_key(k: &[u8]) -> &[u8] { &k[..k.len() - 8] }
+    /// let file = fs.create(Path::new("t.sst")).unwrap();
+    /// let mut b = TableBuilder::new(file, TableOptions::default(), cmp.clone(), user_key);
+    /// b.add(b"apple\0\0\0\0\0\0\0\x07", b"red").unwrap();
+    /// b.finish().unwrap();
+    /// let table = Table::open_file(&fs, Path::new("t.sst"), cmp, user_key).unwrap();
+    /// assert!(table.may_contain(b"apple"));
+    /// assert!(table.may_contain_key(b"apple\0\0\0\0\0\0\0\x09")); // any suffix
+    /// ```
     pub fn may_contain_key(&self, key: &[u8]) -> bool {
         self.may_contain((self.filter_key)(key))
     }
 
     /// The table's stored properties (entry count, key range, ...).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::table::Table;
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
+    /// # b.add(b"apple", b"red").unwrap();
+    /// # b.add(b"pear", b"green").unwrap();
+    /// # let size = b.finish().unwrap().file_size;
+    /// let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// let props = table.properties();
+    /// assert_eq!(props.entries, 2);
+    /// // The key range, to skip tables that cannot hold a key.
+    /// assert_eq!((&props.smallest[..], &props.largest[..]), (&b"apple"[..], &b"pear"[..]));
+    /// ```
     pub fn properties(&self) -> &TableProperties {
         &self.props
     }
 
     /// The file size the table was opened with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::table::Table;
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
+    /// # b.add(b"apple", b"red").unwrap();
+    /// # b.add(b"pear", b"green").unwrap();
+    /// # let size = b.finish().unwrap().file_size;
+    /// let mut bytes = fs.read_file(Path::new("t.sst")).unwrap();
+    /// bytes.extend_from_slice(b"padding"); // bytes past `size` are ignored
+    /// let table = Table::open(Arc::new(bytes), size, cmp, |k| k).unwrap();
+    /// assert_eq!(table.file_size(), size);
+    /// ```
     pub fn file_size(&self) -> u64 {
         self.file_size
     }
 
     /// An iterator over the table, not positioned yet (call a seek first).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # // One entry per data block, so that moves cross blocks.
+    /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
+    /// # for (k, v) in [(b"a", b"1"), (b"c", b"3"), (b"e", b"5")] {
+    /// #     b.add(k, v).unwrap();
+    /// # }
+    /// # b.finish().unwrap();
+    /// # let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// let mut it = table.iter();
+    /// assert!(!it.valid()); // not positioned yet
+    /// it.seek_to_first();
+    /// let mut keys = Vec::new();
+    /// while it.valid() {
+    ///     keys.push(it.key().to_vec());
+    ///     it.next();
+    /// }
+    /// assert_eq!(keys, [b"a", b"c", b"e"]);
+    /// ```
     pub fn iter(self: &Arc<Self>) -> TableIter {
         TableIter {
             index: BlockIter::new(Arc::clone(&self.index), Arc::clone(&self.cmp)),
@@ -1034,12 +1367,60 @@ pub struct TableIter {
 
 impl TableIter {
     /// Whether the iterator is at an entry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # // One entry per data block, so that moves cross blocks.
+    /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
+    /// # for (k, v) in [(b"a", b"1"), (b"c", b"3"), (b"e", b"5")] {
+    /// #     b.add(k, v).unwrap();
+    /// # }
+    /// # b.finish().unwrap();
+    /// # let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// let mut it = table.iter();
+    /// assert!(!it.valid());
+    /// it.seek(b"e");
+    /// assert!(it.valid());
+    /// it.next(); // past the last entry
+    /// assert!(!it.valid());
+    /// assert!(it.status().is_ok()); // the end, not an error
+    /// ```
     #[inline]
     pub fn valid(&self) -> bool {
         self.status.is_none() && self.data.as_ref().is_some_and(BlockIter::valid)
     }
 
     /// The current key (empty if not valid).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # // One entry per data block, so that moves cross blocks.
+    /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
+    /// # for (k, v) in [(b"a", b"1"), (b"c", b"3"), (b"e", b"5")] {
+    /// #     b.add(k, v).unwrap();
+    /// # }
+    /// # b.finish().unwrap();
+    /// # let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// let mut it = table.iter();
+    /// it.seek_to_last();
+    /// assert_eq!(it.key(), b"e");
+    /// it.next();
+    /// assert_eq!(it.key(), b""); // empty once not valid
+    /// ```
     #[inline]
     pub fn key(&self) -> &[u8] {
         match &self.data {
@@ -1049,6 +1430,29 @@ impl TableIter {
     }
 
     /// The current value (empty if not valid).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # // One entry per data block, so that moves cross blocks.
+    /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
+    /// # for (k, v) in [(b"a", b"1"), (b"c", b"3"), (b"e", b"5")] {
+    /// #     b.add(k, v).unwrap();
+    /// # }
+    /// # b.finish().unwrap();
+    /// # let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// let mut it = table.iter();
+    /// it.seek(b"c");
+    /// assert_eq!((it.key(), it.value()), (&b"c"[..], &b"3"[..]));
+    /// it.seek(b"f");
+    /// assert_eq!(it.value(), b""); // empty once not valid
+    /// ```
     #[inline]
     pub fn value(&self) -> &[u8] {
         match &self.data {
@@ -1058,6 +1462,29 @@ impl TableIter {
     }
 
     /// `Ok` unless a read error or corruption was met.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::table::{BlockKind, Table, TableError};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
+    /// # b.add(b"apple", b"red").unwrap();
+    /// # b.add(b"pear", b"green").unwrap();
+    /// # let size = b.finish().unwrap().file_size;
+    /// let mut bytes = fs.read_file(Path::new("t.sst")).unwrap();
+    /// bytes[0] ^= 1; // damage the first data block
+    /// let table = Table::open(Arc::new(bytes), size, cmp, |k| k).unwrap();
+    /// let mut it = table.iter();
+    /// it.seek_to_first();
+    /// assert!(!it.valid());
+    /// let err = it.status().unwrap_err();
+    /// assert!(matches!(err, TableError::ChecksumMismatch { block: BlockKind::Data, offset: 0, .. }));
+    /// ```
     pub fn status(&self) -> Result<(), TableError> {
         match &self.status {
             None => Ok(()),
@@ -1217,6 +1644,31 @@ impl TableIter {
     }
 
     /// Moves to the first entry whose key is `>= target`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # // One entry per data block, so that moves cross blocks.
+    /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
+    /// # for (k, v) in [(b"a", b"1"), (b"c", b"3"), (b"e", b"5")] {
+    /// #     b.add(k, v).unwrap();
+    /// # }
+    /// # b.finish().unwrap();
+    /// # let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// let mut it = table.iter();
+    /// it.seek(b"b"); // between two keys: lands on the next one
+    /// assert_eq!(it.key(), b"c");
+    /// it.seek(b"c"); // an exact match
+    /// assert_eq!(it.value(), b"3");
+    /// it.seek(b"f"); // past the last key
+    /// assert!(!it.valid());
+    /// ```
     pub fn seek(&mut self, target: &[u8]) {
         if self.position_index(|i| i.seek(target)) {
             if let Some(d) = &mut self.data {
@@ -1227,6 +1679,31 @@ impl TableIter {
     }
 
     /// Moves to the last entry whose key is `<= target`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # // One entry per data block, so that moves cross blocks.
+    /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
+    /// # for (k, v) in [(b"a", b"1"), (b"c", b"3"), (b"e", b"5")] {
+    /// #     b.add(k, v).unwrap();
+    /// # }
+    /// # b.finish().unwrap();
+    /// # let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// let mut it = table.iter();
+    /// it.seek_for_prev(b"d"); // between two keys: lands on the previous one
+    /// assert_eq!(it.key(), b"c");
+    /// it.seek_for_prev(b"z");
+    /// assert_eq!(it.key(), b"e");
+    /// it.seek_for_prev(b"0"); // before the first key
+    /// assert!(!it.valid());
+    /// ```
     pub fn seek_for_prev(&mut self, target: &[u8]) {
         self.seek(target);
         if self.status.is_some() {
@@ -1240,6 +1717,29 @@ impl TableIter {
     }
 
     /// Moves to the first entry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # // One entry per data block, so that moves cross blocks.
+    /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
+    /// # for (k, v) in [(b"a", b"1"), (b"c", b"3"), (b"e", b"5")] {
+    /// #     b.add(k, v).unwrap();
+    /// # }
+    /// # b.finish().unwrap();
+    /// # let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// let mut it = table.iter();
+    /// it.seek_to_first();
+    /// assert_eq!((it.key(), it.value()), (&b"a"[..], &b"1"[..]));
+    /// it.prev();
+    /// assert!(!it.valid());
+    /// ```
     pub fn seek_to_first(&mut self) {
         if self.position_index(BlockIter::seek_to_first) {
             if let Some(d) = &mut self.data {
@@ -1250,6 +1750,32 @@ impl TableIter {
     }
 
     /// Moves to the last entry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # // One entry per data block, so that moves cross blocks.
+    /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
+    /// # for (k, v) in [(b"a", b"1"), (b"c", b"3"), (b"e", b"5")] {
+    /// #     b.add(k, v).unwrap();
+    /// # }
+    /// # b.finish().unwrap();
+    /// # let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// let mut it = table.iter();
+    /// it.seek_to_last();
+    /// let mut keys = Vec::new();
+    /// while it.valid() {
+    ///     keys.push(it.key().to_vec());
+    ///     it.prev();
+    /// }
+    /// assert_eq!(keys, [b"e", b"c", b"a"]);
+    /// ```
     pub fn seek_to_last(&mut self) {
         if self.position_index(BlockIter::seek_to_last) {
             if let Some(d) = &mut self.data {
@@ -1260,6 +1786,33 @@ impl TableIter {
     }
 
     /// Moves to the next entry (no-op if not valid).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # // One entry per data block, so that moves cross blocks.
+    /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
+    /// # for (k, v) in [(b"a", b"1"), (b"c", b"3"), (b"e", b"5")] {
+    /// #     b.add(k, v).unwrap();
+    /// # }
+    /// # b.finish().unwrap();
+    /// # let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// let mut it = table.iter();
+    /// it.seek_to_first();
+    /// it.next(); // into the next data block
+    /// assert_eq!(it.key(), b"c");
+    /// it.next();
+    /// it.next();
+    /// assert!(!it.valid());
+    /// it.next(); // a no-op once not valid
+    /// assert!(!it.valid() && it.status().is_ok());
+    /// ```
     pub fn next(&mut self) {
         if !self.valid() {
             return;
@@ -1271,6 +1824,32 @@ impl TableIter {
     }
 
     /// Moves to the previous entry (no-op if not valid).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # // One entry per data block, so that moves cross blocks.
+    /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
+    /// # for (k, v) in [(b"a", b"1"), (b"c", b"3"), (b"e", b"5")] {
+    /// #     b.add(k, v).unwrap();
+    /// # }
+    /// # b.finish().unwrap();
+    /// # let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// let mut it = table.iter();
+    /// it.seek(b"c");
+    /// it.prev();
+    /// assert_eq!(it.key(), b"a");
+    /// it.prev(); // before the first entry
+    /// assert!(!it.valid());
+    /// it.prev(); // a no-op once not valid
+    /// assert!(!it.valid() && it.status().is_ok());
+    /// ```
     pub fn prev(&mut self) {
         if !self.valid() {
             return;

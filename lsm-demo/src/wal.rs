@@ -68,6 +68,28 @@ pub const RECORD_HEADER_LEN: usize = 12;
 pub const MAX_RECORD_LEN: usize = u32::MAX as usize;
 
 /// What recovery does with a damaged record.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::wal::{read_all, RecoveryMode, WalError};
+/// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+/// # use lsm_demo::wal::LogWriter;
+/// # use std::path::Path;
+/// # let fs = FaultInjectionFs::new();
+/// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+/// # log.add_record(b"kept").unwrap();
+/// # log.add_record(b"torn").unwrap();
+///
+/// let mut bytes = fs.read_file(Path::new("l")).unwrap();
+/// bytes.truncate(bytes.len() - 2); // a crash cut the last record short
+/// let strict = read_all(bytes.clone(), RecoveryMode::Fail);
+/// assert!(matches!(strict, Err(WalError::Corruption(_))));
+/// let lenient = read_all(bytes, RecoveryMode::DropTail).unwrap();
+/// assert_eq!(lenient.records, [b"kept"]);
+/// assert!(lenient.tail.is_some());
+/// assert_eq!(RecoveryMode::default(), RecoveryMode::Fail);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RecoveryMode {
     /// Any damage is an error ([`WalError::Corruption`]).
@@ -84,6 +106,24 @@ pub enum RecoveryMode {
 }
 
 /// The kind of damage found in a log.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::wal::{read_all, CorruptionKind, RecoveryMode};
+/// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+/// # use lsm_demo::wal::LogWriter;
+/// # use std::path::Path;
+/// # let fs = FaultInjectionFs::new();
+/// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+/// # log.add_record(b"one").unwrap();
+///
+/// let mut bytes = fs.read_file(Path::new("l")).unwrap();
+/// bytes.extend_from_slice(&[0; 32]); // the file grew, but its data never got written
+/// let tail = read_all(bytes, RecoveryMode::DropTail).unwrap().tail.unwrap();
+/// assert_eq!(tail.kind, CorruptionKind::HeaderChecksumMismatch);
+/// assert_eq!(tail.kind.to_string(), "record header checksum mismatch");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CorruptionKind {
     /// The file is shorter than its 8-byte header, or the header is zeros.
@@ -106,6 +146,25 @@ pub enum CorruptionKind {
 impl CorruptionKind {
     /// Whether this damage is what an interrupted append leaves (a partial
     /// header or record), as opposed to bytes that are present but wrong.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{read_all, RecoveryMode};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::wal::LogWriter;
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+    /// # log.add_record(b"record").unwrap();
+    ///
+    /// let mut bytes = fs.read_file(Path::new("l")).unwrap();
+    /// let cut = read_all(bytes[..bytes.len() - 1].to_vec(), RecoveryMode::DropTail).unwrap();
+    /// assert!(cut.tail.unwrap().kind.is_truncation()); // a short record
+    /// *bytes.last_mut().unwrap() ^= 1;
+    /// let flipped = read_all(bytes, RecoveryMode::DropTail).unwrap();
+    /// assert!(!flipped.tail.unwrap().kind.is_truncation()); // a payload checksum mismatch
+    /// ```
     pub fn is_truncation(self) -> bool {
         matches!(
             self,
@@ -130,6 +189,31 @@ impl fmt::Display for CorruptionKind {
 }
 
 /// Where and how a log is damaged, and what recovery drops.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::wal::{LogReader, RecoveryMode, FILE_HEADER_LEN, RECORD_HEADER_LEN};
+/// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+/// # use lsm_demo::wal::LogWriter;
+/// # use std::path::Path;
+/// # let fs = FaultInjectionFs::new();
+/// # let mut log = LogWriter::new(fs.create(Path::new("000004.log")).unwrap()).unwrap();
+/// # log.add_record(b"one").unwrap();
+/// # log.add_record(b"two").unwrap();
+///
+/// let path = Path::new("000004.log");
+/// let mut bytes = fs.read_file(path).unwrap();
+/// bytes[FILE_HEADER_LEN + RECORD_HEADER_LEN] ^= 1; // damage the payload of "one"
+/// fs.create(path).unwrap().append(&bytes).unwrap();
+/// let mut r = LogReader::open(&fs, path, RecoveryMode::DropTail).unwrap();
+/// assert_eq!(r.next_record().unwrap(), None);
+/// let report = r.tail_report().unwrap();
+/// assert_eq!(report.file.as_deref(), Some(path));
+/// assert_eq!(report.offset, FILE_HEADER_LEN as u64);
+/// assert_eq!(report.dropped_bytes, (bytes.len() - FILE_HEADER_LEN) as u64);
+/// assert!(report.records_follow); // "two" is intact: more than a torn tail
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalCorruption {
     /// The log file, when known.
@@ -163,6 +247,19 @@ impl fmt::Display for WalCorruption {
 }
 
 /// Why a log could not be read.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::wal::{LogReader, RecoveryMode, WalError};
+/// use std::io;
+/// let err = LogReader::new(b"lsm-wal\x02".to_vec(), RecoveryMode::Fail).unwrap_err();
+/// assert!(matches!(err, WalError::UnsupportedVersion { version: 2, .. }));
+/// let err = LogReader::new(b"not a log".to_vec(), RecoveryMode::DropTail).unwrap_err();
+/// assert!(matches!(err, WalError::BadMagic { file: None, .. }));
+/// // As an I/O error, anything but a failed read is `InvalidData`.
+/// assert_eq!(io::Error::from(err).kind(), io::ErrorKind::InvalidData);
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum WalError {
@@ -278,6 +375,20 @@ impl LogWriter {
     ///
     /// Fails with [`io::ErrorKind::InvalidInput`] if the file is not empty;
     /// use [`Self::resume`] to continue an intact log.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{LogWriter, FILE_HEADER_LEN};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use std::{io, path::Path};
+    /// # let fs = FaultInjectionFs::new();
+    /// let log = LogWriter::new(fs.create(Path::new("5.log")).unwrap()).unwrap();
+    /// assert_eq!(log.size(), FILE_HEADER_LEN as u64); // the header is written at once
+    /// // A file that already holds data is refused.
+    /// let err = LogWriter::new(fs.open_append(Path::new("5.log")).unwrap()).unwrap_err();
+    /// assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    /// ```
     pub fn new(file: Box<dyn WritableFile>) -> io::Result<Self> {
         if file.size() != 0 {
             return Err(io::Error::new(
@@ -300,6 +411,29 @@ impl LogWriter {
     /// [`LogReader`] read to the end without damage
     /// ([`LogReader::valid_len`] equal to the file size): records appended
     /// after a damaged tail would be unreachable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{read_all, LogReader, LogWriter, RecoveryMode};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # let mut log = LogWriter::new(fs.create(Path::new("000005.log")).unwrap()).unwrap();
+    /// # log.add_record(b"1").unwrap();
+    /// # drop(log);
+    ///
+    /// let path = Path::new("000005.log");
+    /// // Read the log to its end, finding no damage ...
+    /// let mut r = LogReader::open(&fs, path, RecoveryMode::Fail).unwrap();
+    /// while r.next_record().unwrap().is_some() {}
+    /// assert_eq!(r.valid_len(), fs.file_size(path).unwrap());
+    /// // ... then keep appending to it.
+    /// let mut log = LogWriter::resume(fs.open_append(path).unwrap());
+    /// log.add_record(b"2").unwrap();
+    /// let records = read_all(fs.read_file(path).unwrap(), RecoveryMode::Fail).unwrap().records;
+    /// assert_eq!(records, [b"1", b"2"]);
+    /// ```
     pub fn resume(file: Box<dyn WritableFile>) -> Self {
         Self {
             file,
@@ -326,6 +460,25 @@ impl LogWriter {
 
     /// Appends one record holding `payload` (at most [`MAX_RECORD_LEN`]
     /// bytes; an empty payload is allowed). Not synced.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{read_all, RecoveryMode, RECORD_HEADER_LEN};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::wal::LogWriter;
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # let path = Path::new("000003.log");
+    /// # let mut log = LogWriter::new(fs.create(path).unwrap()).unwrap();
+    ///
+    /// let before = log.size();
+    /// log.add_record(b"").unwrap(); // an empty record is fine
+    /// log.add_record(b"batch").unwrap();
+    /// assert_eq!(log.size(), before + 2 * RECORD_HEADER_LEN as u64 + 5);
+    /// let records = read_all(fs.read_file(path).unwrap(), RecoveryMode::Fail).unwrap().records;
+    /// assert_eq!(records, [b"".to_vec(), b"batch".to_vec()]);
+    /// ```
     pub fn add_record(&mut self, payload: &[u8]) -> io::Result<()> {
         self.check_failed()?;
         let len = u32::try_from(payload.len()).map_err(|_| {
@@ -353,6 +506,25 @@ impl LogWriter {
     }
 
     /// Pushes appended records to the operating system.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{read_all, RecoveryMode};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::wal::LogWriter;
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # let path = Path::new("000003.log");
+    /// # let mut log = LogWriter::new(fs.create(path).unwrap()).unwrap();
+    ///
+    /// log.add_record(b"x").unwrap();
+    /// log.flush().unwrap();
+    /// // Readers see the record, but it would not survive a crash before `sync`.
+    /// let records = read_all(fs.read_file(path).unwrap(), RecoveryMode::Fail).unwrap().records;
+    /// assert_eq!(records, [b"x"]);
+    /// assert!(fs.unsynced_bytes(path).unwrap() > 0);
+    /// ```
     pub fn flush(&mut self) -> io::Result<()> {
         self.check_failed()?;
         self.file.flush().inspect_err(|e| {
@@ -361,6 +533,25 @@ impl LogWriter {
     }
 
     /// Makes every record appended so far durable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{read_all, LogWriter, RecoveryMode};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # fs.create_dir_all(Path::new("/db")).unwrap();
+    /// let path = Path::new("/db/000003.log");
+    /// let mut log = LogWriter::new(fs.create(path).unwrap()).unwrap();
+    /// fs.sync_dir(Path::new("/db")).unwrap(); // make the new file's name durable
+    /// log.add_record(b"synced").unwrap();
+    /// log.sync().unwrap();
+    /// log.add_record(b"not synced").unwrap();
+    /// fs.simulate_crash();
+    /// let records = read_all(fs.read_file(path).unwrap(), RecoveryMode::Fail).unwrap().records;
+    /// assert_eq!(records, [b"synced"]);
+    /// ```
     pub fn sync(&mut self) -> io::Result<()> {
         self.check_failed()?;
         self.file.sync().inspect_err(|e| {
@@ -369,11 +560,46 @@ impl LogWriter {
     }
 
     /// The log file's size in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{FILE_HEADER_LEN, RECORD_HEADER_LEN};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::wal::LogWriter;
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # let path = Path::new("000003.log");
+    /// # let mut log = LogWriter::new(fs.create(path).unwrap()).unwrap();
+    ///
+    /// log.add_record(b"abc").unwrap();
+    /// assert_eq!(log.size(), (FILE_HEADER_LEN + RECORD_HEADER_LEN + 3) as u64);
+    /// assert_eq!(log.size(), fs.file_size(path).unwrap());
+    /// ```
     pub fn size(&self) -> u64 {
         self.file.size()
     }
 
     /// Whether an append or sync failed (every later call then fails).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::FaultOp;
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::wal::LogWriter;
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # let path = Path::new("000003.log");
+    /// # let mut log = LogWriter::new(fs.create(path).unwrap()).unwrap();
+    ///
+    /// assert!(!log.is_failed());
+    /// fs.fail_next(FaultOp::Append, 1);
+    /// assert!(log.add_record(b"lost").is_err());
+    /// assert!(log.is_failed());
+    /// // The fault has passed, but the writer still refuses: switch to a new log.
+    /// assert!(log.add_record(b"retry").is_err());
+    /// ```
     pub fn is_failed(&self) -> bool {
         self.failed.is_some()
     }
@@ -434,11 +660,43 @@ impl LogReader {
     /// file is an empty log. A torn header is an error under
     /// [`RecoveryMode::Fail`] and an empty log with a tail report under
     /// [`RecoveryMode::DropTail`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{CorruptionKind, LogReader, RecoveryMode, WalError};
+    /// // An empty file is an empty log.
+    /// let mut r = LogReader::new(Vec::new(), RecoveryMode::Fail).unwrap();
+    /// assert_eq!(r.next_record().unwrap(), None);
+    /// // A torn file header is an error, or an empty log with a tail report.
+    /// let torn = b"lsm-".to_vec();
+    /// let strict = LogReader::new(torn.clone(), RecoveryMode::Fail);
+    /// assert!(matches!(strict, Err(WalError::Corruption(_))));
+    /// let r = LogReader::new(torn, RecoveryMode::DropTail).unwrap();
+    /// assert_eq!(r.tail_report().unwrap().kind, CorruptionKind::TornFileHeader);
+    /// ```
     pub fn new(data: Vec<u8>, mode: RecoveryMode) -> Result<Self, WalError> {
         Self::with_file(data, mode, None)
     }
 
     /// Reads the log at `path` through `fs`; errors and reports name it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{LogReader, RecoveryMode, WalError};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::wal::LogWriter;
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # let mut log = LogWriter::new(fs.create(Path::new("000007.log")).unwrap()).unwrap();
+    /// # log.add_record(b"r").unwrap();
+    ///
+    /// let mut r = LogReader::open(&fs, Path::new("000007.log"), RecoveryMode::Fail).unwrap();
+    /// assert_eq!(r.next_record().unwrap(), Some(&b"r"[..]));
+    /// let err = LogReader::open(&fs, Path::new("000008.log"), RecoveryMode::Fail).unwrap_err();
+    /// assert!(matches!(&err, WalError::Io { file: Some(f), .. } if f == Path::new("000008.log")));
+    /// ```
     pub fn open(fs: &dyn FileSystem, path: &Path, mode: RecoveryMode) -> Result<Self, WalError> {
         let file = Some(path.to_path_buf());
         match fs.read_file(path) {
@@ -525,6 +783,26 @@ impl LogReader {
     /// The next record, `None` at the end (or after damage under
     /// [`RecoveryMode::DropTail`]). Under [`RecoveryMode::Fail`] damage is
     /// returned once as [`WalError::Corruption`]; later calls return `None`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{LogReader, RecoveryMode};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::wal::LogWriter;
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+    /// # log.add_record(b"a").unwrap();
+    /// # log.add_record(b"b").unwrap();
+    ///
+    /// let mut bytes = fs.read_file(Path::new("l")).unwrap();
+    /// *bytes.last_mut().unwrap() ^= 1; // damage the payload of "b"
+    /// let mut r = LogReader::new(bytes, RecoveryMode::Fail).unwrap();
+    /// assert_eq!(r.next_record().unwrap(), Some(&b"a"[..]));
+    /// assert!(r.next_record().is_err()); // the damage, reported once
+    /// assert_eq!(r.next_record().unwrap(), None);
+    /// ```
     pub fn next_record(&mut self) -> Result<Option<&[u8]>, WalError> {
         if self.done {
             return Ok(None);
@@ -547,6 +825,26 @@ impl LogReader {
     }
 
     /// Offset of the record last returned by [`Self::next_record`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{LogReader, RecoveryMode, FILE_HEADER_LEN, RECORD_HEADER_LEN};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::wal::LogWriter;
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+    /// # log.add_record(b"first").unwrap();
+    /// # log.add_record(b"second").unwrap();
+    ///
+    /// let bytes = fs.read_file(Path::new("l")).unwrap();
+    /// let mut r = LogReader::new(bytes, RecoveryMode::Fail).unwrap();
+    /// r.next_record().unwrap();
+    /// assert_eq!(r.last_record_offset(), FILE_HEADER_LEN as u64);
+    /// r.next_record().unwrap();
+    /// assert_eq!(r.last_record_offset(), (FILE_HEADER_LEN + RECORD_HEADER_LEN + 5) as u64);
+    /// ```
     pub fn last_record_offset(&self) -> u64 {
         self.record_offset
     }
@@ -554,12 +852,54 @@ impl LogReader {
     /// The end of the last intact record read so far (the file header's
     /// end before any record): where the good prefix of the log stops once
     /// reading is over.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{read_all, LogReader, RecoveryMode};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::wal::LogWriter;
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+    /// # log.add_record(b"kept").unwrap();
+    /// # log.add_record(b"torn").unwrap();
+    ///
+    /// let mut bytes = fs.read_file(Path::new("l")).unwrap();
+    /// bytes.pop(); // tear the last record
+    /// let mut r = LogReader::new(bytes.clone(), RecoveryMode::DropTail).unwrap();
+    /// while r.next_record().unwrap().is_some() {}
+    /// // Cutting the file there leaves an intact log.
+    /// bytes.truncate(r.valid_len() as usize);
+    /// assert_eq!(read_all(bytes, RecoveryMode::Fail).unwrap().records, [b"kept"]);
+    /// ```
     pub fn valid_len(&self) -> u64 {
         self.pos as u64
     }
 
     /// The damage dropped under [`RecoveryMode::DropTail`], once reading
     /// has reached it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{LogReader, RecoveryMode};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::wal::LogWriter;
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+    /// # log.add_record(b"a").unwrap();
+    /// # log.add_record(b"b").unwrap();
+    ///
+    /// let mut bytes = fs.read_file(Path::new("l")).unwrap();
+    /// bytes.pop(); // tear the last record
+    /// let mut r = LogReader::new(bytes, RecoveryMode::DropTail).unwrap();
+    /// assert_eq!(r.next_record().unwrap(), Some(&b"a"[..]));
+    /// assert!(r.tail_report().is_none()); // the damage is not reached yet
+    /// assert_eq!(r.next_record().unwrap(), None);
+    /// assert!(r.tail_report().unwrap().kind.is_truncation());
+    /// ```
     pub fn tail_report(&self) -> Option<&WalCorruption> {
         self.tail.as_ref()
     }
@@ -589,6 +929,27 @@ fn check_record(data: &[u8], at: usize) -> Result<(usize, usize), CorruptionKind
 }
 
 /// Everything a log holds, as read by [`read_all`].
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::wal::{read_all, RecoveryMode, WalContents};
+/// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+/// # use lsm_demo::wal::LogWriter;
+/// # use std::path::Path;
+/// # let fs = FaultInjectionFs::new();
+/// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+/// # log.add_record(b"a").unwrap();
+/// # log.add_record(b"b").unwrap();
+///
+/// let mut bytes = fs.read_file(Path::new("l")).unwrap();
+/// let good_len = bytes.len() as u64;
+/// bytes.extend_from_slice(b"garbage!");
+/// let contents: WalContents = read_all(bytes, RecoveryMode::DropTail).unwrap();
+/// assert_eq!(contents.records, [b"a", b"b"]);
+/// assert_eq!(contents.valid_len, good_len);
+/// assert_eq!(contents.tail.unwrap().dropped_bytes, 8);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WalContents {
     /// The intact records, in order.
