@@ -136,6 +136,11 @@ impl fmt::Debug for Entry {
 /// Bytes of the LEB128 varint of `value`: one per started group of 7 bits.
 #[inline]
 fn varint_len(value: usize) -> usize {
+    // Tested first: most entries are shorter than 128 bytes, and the count
+    // below costs a bit scan and a division by 7 (a multiply and a shift).
+    if value < 0x80 {
+        return 1;
+    }
     let significant_bits = usize::BITS - (value | 1).leading_zeros();
     significant_bits.div_ceil(7) as usize
 }

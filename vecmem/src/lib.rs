@@ -81,7 +81,7 @@ mod sync;
 mod writer;
 
 use std::fmt;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use rayon::slice::ParallelSliceMut;
 
@@ -209,6 +209,14 @@ impl<C: Comparator> VecMem<C> {
     }
 
     /// The comparator ordering this memtable.
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, Comparator, VecMem};
+    /// use std::cmp::Ordering;
+    ///
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// assert_eq!(mem.comparator().compare(b"a", b"b"), Ordering::Less);
+    /// ```
     #[inline]
     pub fn comparator(&self) -> &C {
         &self.comparator
@@ -280,6 +288,18 @@ impl<C: Comparator> VecMem<C> {
     }
 
     /// Whether no entry is published yet.
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    ///
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// assert!(mem.is_empty());
+    /// let mut writer = mem.writer();
+    /// writer.insert(b"k");
+    /// assert!(mem.is_empty()); // still in the writer's buffer
+    /// writer.finish();
+    /// assert!(!mem.is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -323,6 +343,15 @@ impl<C: Comparator> VecMem<C> {
     }
 
     /// Whether [`mark_read_only`](VecMem::mark_read_only) was called.
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    ///
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// assert!(!mem.is_read_only());
+    /// mem.mark_read_only();
+    /// assert!(mem.is_read_only());
+    /// ```
     pub fn is_read_only(&self) -> bool {
         self.read_shared().read_only
     }
@@ -376,15 +405,15 @@ impl<C: Comparator> VecMem<C> {
 
     #[inline]
     fn read_shared(&self) -> RwLockReadGuard<'_, Shared> {
-        // A panic under the lock (a comparator panicking mid-sort) leaves
-        // `Shared` valid: entries permuted, perhaps, but none lost.
-        self.shared.read().unwrap_or_else(PoisonError::into_inner)
+        // The lock does not poison: a panic under it (a comparator
+        // panicking mid-sort) leaves `Shared` valid, its entries permuted
+        // perhaps, but none lost.
+        self.shared.read()
     }
 
     #[inline]
     fn write_shared(&self) -> RwLockWriteGuard<'_, Shared> {
-        // See `read_shared` on poisoning.
-        self.shared.write().unwrap_or_else(PoisonError::into_inner)
+        self.shared.write()
     }
 }
 
