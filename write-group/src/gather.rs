@@ -17,15 +17,20 @@
 //! | step | leader | joiner with a window |
 //! |---|---|---|
 //! | 1 | counts the queue; enough, or alone: seals | pushes itself (one CAS) |
-//! | 2 | publishes its thread, sets `waiting`, `SeqCst` fence | `SeqCst` fence |
-//! | 3 | recounts; enough or past the window: clears `waiting`, seals | reads `waiting` |
-//! | 4 | parks until the window ends or a joiner unparks it; back to 3 | if set: unparks the leader |
+//! | 2 | publishes its thread, sets `waiting` | |
+//! | 3 | stores how many joiners are `missing`, `SeqCst` fence | `SeqCst` fence |
+//! | 4 | recounts; enough or past the window: clears `waiting`, seals; more than before: back to 3 | reads `waiting`; if set, takes one from `missing` |
+//! | 5 | parks until the window ends or a joiner unparks it; back to 3 | took the last one: unparks the leader |
 //!
-//! The two fences make the pair of step 2 and step 3 a Dekker handshake:
-//! the joiner sees `waiting`, or the leader's recount sees the joiner. A
-//! missed wake-up would only cost the rest of the window, never
-//! correctness: the group is formed from the queue as it stands when the
-//! leader stops waiting.
+//! The two fences make step 3 and step 4 a Dekker handshake: the joiner
+//! takes its share of the `missing` the leader stored, or the leader's
+//! recount sees the joiner. So the last joiner the leader waits for wakes
+//! it, and the others do not: at 32 writers waking the leader for every
+//! joiner cost a context switch each, on the cores the writers about to
+//! join needed. A joiner may also both be counted and take a share; the
+//! leader then wakes early, recounts and parks again. A missed wake-up
+//! would only cost the rest of the window, never correctness: the group is
+//! formed from the queue as it stands when the leader stops waiting.
 //!
 //! Under loom the leader recounts twice with a yield between, and joiners
 //! wake nobody: the model checks the walk over a queue that grows while it
@@ -75,6 +80,13 @@ pub(crate) struct Gathering {
     /// Set while a leader waits; joiners with a window then unpark it.
     #[cfg(not(loom))]
     waiting: AtomicBool,
+    /// While a leader waits: how many more joiners it waits for. A joiner
+    /// with a window that sees `waiting` takes one, and the one that takes
+    /// the last wakes the leader; later ones wrap it below zero, harmlessly
+    /// (the leader stores it afresh before each recount). Relaxed: ordered
+    /// by the handshake's fences.
+    #[cfg(not(loom))]
+    missing: AtomicUsize,
     /// The waiting leader's thread.
     #[cfg(not(loom))]
     sleeper: std::sync::Mutex<Option<std::thread::Thread>>,
@@ -96,7 +108,7 @@ impl Gathering {
     }
 
     /// A writer with a window has queued behind a leader: wakes the leader if
-    /// it waits for writers.
+    /// it waits for this writer last.
     #[inline]
     pub(crate) fn joined(&self) {
         #[cfg(not(loom))]
@@ -104,8 +116,8 @@ impl Gathering {
             // SeqCst fence: the joiner's half of the handshake in the module
             // docs, ordering our push before the read of `waiting`.
             fence(SeqCst);
-            // Relaxed: ordered by the fence above.
-            if self.waiting.load(Relaxed) {
+            // Relaxed (both): ordered by the fence above.
+            if self.waiting.load(Relaxed) && self.missing.fetch_sub(1, Relaxed) == 1 {
                 self.wake_leader();
             }
         }
@@ -141,7 +153,7 @@ impl Gathering {
             self.learned.store(first.writers, Relaxed);
             return Waited::No;
         }
-        let (waited, last) = self.sleep_until_counted(window, wanted, &mut count);
+        let (waited, last) = self.sleep_until_counted(window, wanted, first.writers, &mut count);
         // Relaxed: see `learned`.
         self.learned.store(last.writers, Relaxed);
         waited
@@ -154,20 +166,31 @@ impl Gathering {
         &self,
         window: Duration,
         wanted: usize,
+        first: usize,
         count: &mut impl FnMut() -> Queued,
     ) -> (Waited, Queued) {
         use std::time::Instant;
 
         let deadline = Instant::now() + window;
         *self.sleeper.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current());
-        // Relaxed store, then the SeqCst fence: the leader's half of the
-        // handshake, ordering the flag before the recount's read of the head.
+        // Relaxed: the fence below orders it before the recount.
         self.waiting.store(true, Relaxed);
-        fence(SeqCst);
+        let mut counted = first;
         let outcome = loop {
+            // Relaxed store, then the SeqCst fence: the leader's half of the
+            // handshake, ordering the count of joiners still missing before
+            // the recount's read of the head.
+            self.missing.store(wanted - counted, Relaxed);
+            fence(SeqCst);
             let queued = count();
             if queued.writers >= wanted || queued.urgent {
                 break (Waited::Gathered, queued);
+            }
+            if queued.writers != counted {
+                // Writers joined since `missing` was set, and some of them
+                // may not take their share of it: set it again first.
+                counted = queued.writers;
+                continue;
             }
             let now = Instant::now();
             if now >= deadline {
@@ -188,9 +211,10 @@ impl Gathering {
         &self,
         window: Duration,
         wanted: usize,
+        first: usize,
         count: &mut impl FnMut() -> Queued,
     ) -> (Waited, Queued) {
-        let _ = window;
+        let _ = (window, first);
         let mut queued = count();
         for _ in 0..2 {
             loom::thread::yield_now();
@@ -290,5 +314,36 @@ mod tests {
                 });
             assert_eq!(waited, Waited::Gathered);
         });
+    }
+
+    #[test]
+    fn only_the_last_missing_joiner_wakes_the_leader() {
+        let gathering = Gathering::default();
+        (0..3).for_each(|_| gathering.enter());
+        let queued_now = AtomicUsize::new(1);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !gathering.waiting.load(SeqCst) {
+                    std::thread::yield_now();
+                }
+                queued_now.store(2, SeqCst);
+                gathering.joined();
+                // The first joiner took its share and woke nobody: the
+                // leader still waits for one more.
+                while gathering.missing.load(SeqCst) != 1 {
+                    std::thread::yield_now();
+                }
+                assert!(gathering.waiting.load(SeqCst));
+                queued_now.store(3, SeqCst);
+                gathering.joined();
+            });
+            // A day-long window: only the last joiner's wake-up ends it.
+            let waited =
+                gathering.wait_for_writers(Duration::from_secs(86_400), usize::MAX, || {
+                    queued(queued_now.load(SeqCst))
+                });
+            assert_eq!(waited, Waited::Gathered);
+        });
+        assert_eq!(gathering.learned.load(Relaxed), 3);
     }
 }
