@@ -317,7 +317,7 @@ mod tests {
     }
 
     #[test]
-    fn only_the_last_missing_joiner_wakes_the_leader() {
+    fn the_last_missing_joiner_wakes_the_leader() {
         let gathering = Gathering::default();
         (0..3).for_each(|_| gathering.enter());
         let queued_now = AtomicUsize::new(1);
@@ -328,8 +328,8 @@ mod tests {
                 }
                 queued_now.store(2, SeqCst);
                 gathering.joined();
-                // The first joiner took its share and woke nobody: the
-                // leader still waits for one more.
+                // The first joiner took its share of `missing`: the leader
+                // still waits, for one more.
                 while gathering.missing.load(SeqCst) != 1 {
                     std::thread::yield_now();
                 }
@@ -337,7 +337,7 @@ mod tests {
                 queued_now.store(3, SeqCst);
                 gathering.joined();
             });
-            // A day-long window: only the last joiner's wake-up ends it.
+            // A day-long window: only the second joiner's wake-up ends it.
             let waited =
                 gathering.wait_for_writers(Duration::from_secs(86_400), usize::MAX, || {
                     queued(queued_now.load(SeqCst))
