@@ -6,9 +6,10 @@ use std::fmt;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
-use crate::block::{BackingCounts, Block, BlockSource};
+use crate::block::{BackingCounts, Block, BlockSource, HUGE_PAGE_SIZE};
 use crate::options::{
-    AllocError, ArenaOptions, ArenaStats, BLOCK_ALIGN, ConfigError, INLINE_BLOCK_SIZE,
+    AllocError, ArenaOptions, ArenaStats, BLOCK_ALIGN, ConfigError, HUGE_PAGES_WHEN_LARGE_FROM,
+    HugePages, INLINE_BLOCK_SIZE,
 };
 
 /// A single-threaded bump arena: RocksDB's `Arena`, the building block of
@@ -379,6 +380,35 @@ impl Arena {
             .expect("a fresh block has room for any request of at most a quarter block"))
     }
 
+    /// Where the next block comes from, `allocated` bytes in:
+    /// [`HugePages::WhenLarge`] turns from the heap to transparent huge
+    /// pages at [`HUGE_PAGES_WHEN_LARGE_FROM`].
+    fn block_source(&self, allocated: usize) -> BlockSource {
+        match self.source.huge_pages {
+            HugePages::WhenLarge => BlockSource {
+                huge_pages: if allocated >= HUGE_PAGES_WHEN_LARGE_FROM {
+                    HugePages::Transparent
+                } else {
+                    HugePages::Off
+                },
+                ..self.source
+            },
+            _ => self.source,
+        }
+    }
+
+    /// The size of the next ordinary block: the configured one, or at least
+    /// a huge page once [`HugePages::WhenLarge`] has turned.
+    fn next_block_size(&self) -> usize {
+        let turned = self.source.huge_pages == HugePages::WhenLarge
+            && self.memory_allocated.get() >= HUGE_PAGES_WHEN_LARGE_FROM;
+        if turned {
+            self.block_size.max(HUGE_PAGE_SIZE)
+        } else {
+            self.block_size
+        }
+    }
+
     /// Reserves a block, within the memory limit, and counts it.
     fn reserve_block(&self, size: usize, align: usize) -> Result<Block, AllocError> {
         let allocated = self.memory_allocated.get();
@@ -394,7 +424,7 @@ impl Arena {
         let block = Block::reserve(
             size,
             align,
-            self.source,
+            self.block_source(allocated),
             &mut self.blocks.borrow_mut().counts,
         )?;
         // Rounding (to pages, or to a huge page) may have grown it.
@@ -414,7 +444,7 @@ impl Arena {
                 self.spare_bytes.set(self.spare_bytes.get() - block.len());
                 block
             }
-            None => self.reserve_block(self.block_size, BLOCK_ALIGN)?,
+            None => self.reserve_block(self.next_block_size(), BLOCK_ALIGN)?,
         };
         self.block_start.set(block.ptr().as_ptr());
         self.front.set(0);

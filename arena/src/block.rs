@@ -11,6 +11,10 @@ use crate::options::{AllocError, BLOCK_ALIGN, HugePages};
 /// page is missed (larger pages are merely written more than once).
 const TOUCH_STRIDE: usize = 4096;
 
+/// The huge page size assumed for `MAP_HUGETLB` and transparent huge pages
+/// (the x86-64 and aarch64 default).
+pub(crate) const HUGE_PAGE_SIZE: usize = 2 << 20;
+
 /// How blocks are reserved.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BlockSource {
@@ -118,12 +122,8 @@ fn touch_pages(ptr: NonNull<u8>, len: usize) {
 mod mapped {
     use std::ptr::{self, NonNull};
 
-    use super::{BackingCounts, Block, BlockSource, touch_pages};
+    use super::{BackingCounts, Block, BlockSource, HUGE_PAGE_SIZE, touch_pages};
     use crate::options::{AllocError, HugePages};
-
-    /// The huge page size assumed for `MAP_HUGETLB` and transparent huge
-    /// pages (the x86-64 and aarch64 default).
-    const HUGE_PAGE_SIZE: usize = 2 << 20;
 
     /// A mapped block for the huge-page modes; `None` when the block should
     /// come from the global allocator instead.

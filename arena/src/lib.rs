@@ -111,8 +111,9 @@ pub use crate::concurrent::ConcurrentArena;
 #[cfg(loom)]
 pub use crate::cpu::mock_current_cpu;
 pub use crate::options::{
-    AllocError, ArenaOptions, ArenaStats, BLOCK_ALIGN, ConfigError, DEFAULT_BLOCK_SIZE, HugePages,
-    INLINE_BLOCK_SIZE, MAX_BLOCK_SIZE, MAX_SHARD_BLOCK_SIZE, MAX_THREAD_CACHE_RUN, MIN_BLOCK_SIZE,
+    AllocError, ArenaOptions, ArenaStats, BLOCK_ALIGN, ConfigError, DEFAULT_BLOCK_SIZE,
+    HUGE_PAGES_WHEN_LARGE_FROM, HugePages, INLINE_BLOCK_SIZE, MAX_BLOCK_SIZE, MAX_SHARD_BLOCK_SIZE,
+    MAX_THREAD_CACHE_RUN, MIN_BLOCK_SIZE,
 };
 
 /// Writes `value` at `ptr` and borrows it.

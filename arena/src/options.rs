@@ -57,7 +57,32 @@ pub enum HugePages {
     /// page to give, the block falls back to [`HugePages::Transparent`]'s
     /// way, and [`ArenaStats::huge_page_fallbacks`] counts it.
     Explicit,
+    /// Blocks come from the global allocator until the arena has reserved
+    /// [`HUGE_PAGES_WHEN_LARGE_FROM`] bytes; from then on each new block is
+    /// at least 2 MiB and reserved as with [`HugePages::Transparent`]. A
+    /// small arena keeps small blocks, a large one (a big memtable) gets
+    /// huge pages. What one block can waste grows to 2 MiB, once the arena
+    /// is that large.
+    WhenLarge,
 }
+
+/// Bytes an arena with [`HugePages::WhenLarge`] reserves in ordinary blocks
+/// before its blocks turn to huge pages: past it, one 2 MiB block is at most
+/// an eighth more.
+///
+/// ```
+/// use arena::{ArenaOptions, HUGE_PAGES_WHEN_LARGE_FROM, HugePages};
+///
+/// let arena = ArenaOptions::new()
+///     .huge_pages(HugePages::WhenLarge)
+///     .build_concurrent()
+///     .unwrap();
+/// arena.alloc_slice_copy(&[7u8; 4096]);
+/// // Still small: heap blocks, no huge page.
+/// assert!(arena.memory_allocated_bytes() < HUGE_PAGES_WHEN_LARGE_FROM);
+/// assert_eq!(arena.stats().transparent_huge_page_blocks, 0);
+/// ```
+pub const HUGE_PAGES_WHEN_LARGE_FROM: usize = 16 << 20;
 
 /// The settings of an arena, in builder form.
 ///

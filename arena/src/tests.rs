@@ -4,8 +4,8 @@ use std::alloc::Layout;
 use std::ptr::NonNull;
 
 use crate::{
-    AllocError, Arena, ArenaOptions, ConcurrentArena, ConfigError, HugePages, INLINE_BLOCK_SIZE,
-    MAX_BLOCK_SIZE, MAX_SHARD_BLOCK_SIZE, MIN_BLOCK_SIZE,
+    AllocError, Arena, ArenaOptions, ConcurrentArena, ConfigError, HUGE_PAGES_WHEN_LARGE_FROM,
+    HugePages, INLINE_BLOCK_SIZE, MAX_BLOCK_SIZE, MAX_SHARD_BLOCK_SIZE, MIN_BLOCK_SIZE,
 };
 
 fn layout(size: usize, align: usize) -> Layout {
@@ -389,6 +389,49 @@ fn huge_page_modes_fall_back_and_say_so() {
         assert_eq!(stats.transparent_huge_page_blocks, 0);
     }
     assert!(holds(ptr, 4096, 5));
+}
+
+#[test]
+// 16 MiB of allocations and fills take minutes under miri, where blocks
+// never come from `mmap` anyway.
+#[cfg_attr(miri, ignore)]
+fn huge_pages_when_large_turn_on_past_the_threshold() {
+    let arena = ArenaOptions::new()
+        .block_size(1 << 20)
+        .huge_pages(HugePages::WhenLarge)
+        .build_concurrent()
+        .unwrap();
+    let chunk = layout(64 << 10, 8);
+    let mut chunks = Vec::new();
+    while arena.memory_allocated_bytes() < HUGE_PAGES_WHEN_LARGE_FROM {
+        chunks.push(arena.alloc_layout(chunk));
+    }
+    let before = arena.stats();
+    assert_eq!(before.transparent_huge_page_blocks, 0);
+    let small_blocks = before.blocks;
+    // Past the threshold the next blocks are huge-page sized (and, where
+    // the system has `mmap`, marked for transparent huge pages).
+    while arena.stats().blocks < small_blocks + 2 {
+        chunks.push(arena.alloc_layout(chunk));
+    }
+    let after = arena.stats();
+    let grown = arena.memory_allocated_bytes() - before.memory_allocated_bytes;
+    assert!(
+        grown >= 2 * (2 << 20),
+        "two new blocks of 2 MiB, grew {grown}"
+    );
+    if cfg!(all(target_os = "linux", not(miri))) {
+        assert!(after.transparent_huge_page_blocks >= 1);
+    }
+    for (i, &ptr) in chunks.iter().enumerate() {
+        fill(ptr, chunk.size(), i as u8);
+    }
+    assert!(
+        chunks
+            .iter()
+            .enumerate()
+            .all(|(i, &ptr)| holds(ptr, chunk.size(), i as u8))
+    );
 }
 
 #[test]
