@@ -14,7 +14,7 @@
 //! with. A wait that times out lowers the count to what it saw, so a writer
 //! that stopped writing costs one window, once.
 //!
-//! | step | leader | joiner with a window |
+//! | step | leader | joiner |
 //! |---|---|---|
 //! | 1 | counts the queue; enough, or alone: seals | pushes itself (one CAS) |
 //! | 2 | publishes its thread, sets `waiting` | |
@@ -31,6 +31,9 @@
 //! leader then wakes early, recounts and parks again. A missed wake-up
 //! would only cost the rest of the window, never correctness: the group is
 //! formed from the queue as it stands when the leader stops waiting.
+//! Joiners without a window of their own count in the recount as well, so
+//! they take a share too; they peek at `waiting` before the fence (see
+//! `Gathering::joined`).
 //!
 //! Under loom the leader recounts twice with a yield between, and joiners
 //! wake nobody: the model checks the walk over a queue that grows while it
@@ -81,7 +84,7 @@ pub(crate) struct Gathering {
     #[cfg(not(loom))]
     waiting: AtomicBool,
     /// While a leader waits: how many more joiners it waits for. A joiner
-    /// with a window that sees `waiting` takes one, and the one that takes
+    /// that sees `waiting` takes one, and the one that takes
     /// the last wakes the leader; later ones wrap it below zero, harmlessly
     /// (the leader stores it afresh before each recount). Relaxed: ordered
     /// by the handshake's fences.
@@ -107,12 +110,23 @@ impl Gathering {
         self.in_flight.fetch_sub(1, Relaxed);
     }
 
-    /// A writer with a window has queued behind a leader: wakes the leader if
-    /// it waits for this writer last.
+    /// A writer has queued behind a leader: takes its share of what a
+    /// waiting leader misses, and wakes it if it was the last.
+    ///
+    /// Writers without a window count in the leader's recount too, so they
+    /// take a share as well, or a wait that they complete would sleep on to
+    /// the end of its window. They peek at `waiting` before the fence: a
+    /// writer that never gathers then pays one relaxed load, and one that
+    /// misses a wait which just began costs at most the rest of that window
+    /// (before this count, writers without a window never woke a leader).
     #[inline]
-    pub(crate) fn joined(&self) {
+    pub(crate) fn joined(&self, has_window: bool) {
         #[cfg(not(loom))]
         {
+            // Relaxed: a peek; the fence and the load below decide.
+            if !has_window && !self.waiting.load(Relaxed) {
+                return;
+            }
             // SeqCst fence: the joiner's half of the handshake in the module
             // docs, ordering our push before the read of `waiting`.
             fence(SeqCst);
@@ -121,6 +135,8 @@ impl Gathering {
                 self.wake_leader();
             }
         }
+        #[cfg(loom)]
+        let _ = has_window;
     }
 
     #[cfg(not(loom))]
@@ -305,7 +321,7 @@ mod tests {
                     std::thread::yield_now();
                 }
                 joined.store(true, SeqCst);
-                gathering.joined();
+                gathering.joined(true);
             });
             // A day-long window: only the joiner's wake-up ends it.
             let waited =
@@ -316,6 +332,19 @@ mod tests {
         });
     }
 
+    /// Long enough that only a wake-up ends a wait in time; a wait that
+    /// times out fails the test instead of hanging it.
+    const TEST_WINDOW: Duration = Duration::from_secs(30);
+
+    /// Yields until `done`, failing after `TEST_WINDOW`.
+    fn wait_until(done: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + TEST_WINDOW;
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "timed out");
+            std::thread::yield_now();
+        }
+    }
+
     #[test]
     fn the_last_missing_joiner_wakes_the_leader() {
         let gathering = Gathering::default();
@@ -323,27 +352,46 @@ mod tests {
         let queued_now = AtomicUsize::new(1);
         std::thread::scope(|s| {
             s.spawn(|| {
-                while !gathering.waiting.load(SeqCst) {
-                    std::thread::yield_now();
-                }
+                wait_until(|| gathering.waiting.load(SeqCst));
                 queued_now.store(2, SeqCst);
-                gathering.joined();
+                gathering.joined(true);
                 // The first joiner took its share of `missing`: the leader
                 // still waits, for one more.
-                while gathering.missing.load(SeqCst) != 1 {
-                    std::thread::yield_now();
-                }
+                wait_until(|| gathering.missing.load(SeqCst) == 1);
                 assert!(gathering.waiting.load(SeqCst));
                 queued_now.store(3, SeqCst);
-                gathering.joined();
+                gathering.joined(true);
             });
-            // A day-long window: only the second joiner's wake-up ends it.
-            let waited =
-                gathering.wait_for_writers(Duration::from_secs(86_400), usize::MAX, || {
-                    queued(queued_now.load(SeqCst))
-                });
+            // Only the second joiner's wake-up ends the wait before the
+            // window does.
+            let waited = gathering
+                .wait_for_writers(TEST_WINDOW, usize::MAX, || queued(queued_now.load(SeqCst)));
             assert_eq!(waited, Waited::Gathered);
         });
         assert_eq!(gathering.learned.load(Relaxed), 3);
+    }
+    #[test]
+    fn a_writer_without_a_window_takes_its_share_too() {
+        let gathering = Gathering::default();
+        // A previous wait saw three writers, of which only the leader now
+        // has a window in flight: the leader waits for two more.
+        gathering.learned.store(3, Relaxed);
+        gathering.enter();
+        let queued_now = AtomicUsize::new(1);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                wait_until(|| gathering.waiting.load(SeqCst));
+                queued_now.store(2, SeqCst);
+                gathering.joined(false);
+                wait_until(|| gathering.missing.load(SeqCst) == 1);
+                queued_now.store(3, SeqCst);
+                gathering.joined(true);
+            });
+            // If the first joiner took no share, the second would leave one
+            // missing, nobody would wake us, and the window would end it.
+            let waited = gathering
+                .wait_for_writers(TEST_WINDOW, usize::MAX, || queued(queued_now.load(SeqCst)));
+            assert_eq!(waited, Waited::Gathered);
+        });
     }
 }

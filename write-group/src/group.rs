@@ -1048,9 +1048,7 @@ where
         let role = if leads_at_once {
             LEADER
         } else {
-            if gathers {
-                self.gathering.joined();
-            }
+            self.gathering.joined(gathers);
             // A writer that gathers expects the group ahead of it to take
             // long (an `fdatasync`): it sleeps at once, leaving the cores to
             // the writers about to join and to the leader. Spinning and
