@@ -80,7 +80,8 @@ pub(crate) struct Gathering {
     /// The count the previous wait ended with. Only leaders touch it, and
     /// leadership passes with Release/Acquire, so Relaxed suffices.
     learned: AtomicUsize,
-    /// Set while a leader waits; joiners with a window then unpark it.
+    /// Set while a leader waits; joiners then take their share of
+    /// `missing`.
     #[cfg(not(loom))]
     waiting: AtomicBool,
     /// While a leader waits: how many more joiners it waits for. A joiner
@@ -310,28 +311,6 @@ mod tests {
         assert_eq!(urgent, Waited::Gathered);
     }
 
-    #[test]
-    fn a_joiner_wakes_the_waiting_leader() {
-        let gathering = Gathering::default();
-        (0..2).for_each(|_| gathering.enter());
-        let joined = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                while !gathering.waiting.load(SeqCst) {
-                    std::thread::yield_now();
-                }
-                joined.store(true, SeqCst);
-                gathering.joined(true);
-            });
-            // A day-long window: only the joiner's wake-up ends it.
-            let waited =
-                gathering.wait_for_writers(Duration::from_secs(86_400), usize::MAX, || {
-                    queued(if joined.load(SeqCst) { 2 } else { 1 })
-                });
-            assert_eq!(waited, Waited::Gathered);
-        });
-    }
-
     /// Long enough that only a wake-up ends a wait in time; a wait that
     /// times out fails the test instead of hanging it.
     const TEST_WINDOW: Duration = Duration::from_secs(30);
@@ -346,15 +325,34 @@ mod tests {
     }
 
     #[test]
-    fn the_last_missing_joiner_wakes_the_leader() {
+    fn a_joiner_wakes_the_waiting_leader() {
         let gathering = Gathering::default();
-        (0..3).for_each(|_| gathering.enter());
+        (0..2).for_each(|_| gathering.enter());
+        let joined = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                wait_until(|| gathering.waiting.load(SeqCst));
+                joined.store(true, SeqCst);
+                gathering.joined(true);
+            });
+            // Only the joiner's wake-up ends the wait before the window does.
+            let waited = gathering.wait_for_writers(TEST_WINDOW, usize::MAX, || {
+                queued(if joined.load(SeqCst) { 2 } else { 1 })
+            });
+            assert_eq!(waited, Waited::Gathered);
+        });
+    }
+
+    /// A leader that counts itself alone waits for three writers; two join
+    /// one after the other, the first with or without a window of its own.
+    /// The wait must end by the second one's wake-up, before the window.
+    fn two_joiners_end_the_wait(gathering: &Gathering, first_has_window: bool) {
         let queued_now = AtomicUsize::new(1);
         std::thread::scope(|s| {
             s.spawn(|| {
                 wait_until(|| gathering.waiting.load(SeqCst));
                 queued_now.store(2, SeqCst);
-                gathering.joined(true);
+                gathering.joined(first_has_window);
                 // The first joiner took its share of `missing`: the leader
                 // still waits, for one more.
                 wait_until(|| gathering.missing.load(SeqCst) == 1);
@@ -362,36 +360,29 @@ mod tests {
                 queued_now.store(3, SeqCst);
                 gathering.joined(true);
             });
-            // Only the second joiner's wake-up ends the wait before the
-            // window does.
             let waited = gathering
                 .wait_for_writers(TEST_WINDOW, usize::MAX, || queued(queued_now.load(SeqCst)));
             assert_eq!(waited, Waited::Gathered);
         });
+    }
+
+    #[test]
+    fn the_last_missing_joiner_wakes_the_leader() {
+        let gathering = Gathering::default();
+        (0..3).for_each(|_| gathering.enter());
+        two_joiners_end_the_wait(&gathering, true);
         assert_eq!(gathering.learned.load(Relaxed), 3);
     }
+
     #[test]
     fn a_writer_without_a_window_takes_its_share_too() {
         let gathering = Gathering::default();
         // A previous wait saw three writers, of which only the leader now
-        // has a window in flight: the leader waits for two more.
+        // has a window in flight. If the first joiner took no share, the
+        // second would leave one missing, nobody would wake the leader, and
+        // the window would end the wait.
         gathering.learned.store(3, Relaxed);
         gathering.enter();
-        let queued_now = AtomicUsize::new(1);
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                wait_until(|| gathering.waiting.load(SeqCst));
-                queued_now.store(2, SeqCst);
-                gathering.joined(false);
-                wait_until(|| gathering.missing.load(SeqCst) == 1);
-                queued_now.store(3, SeqCst);
-                gathering.joined(true);
-            });
-            // If the first joiner took no share, the second would leave one
-            // missing, nobody would wake us, and the window would end it.
-            let waited = gathering
-                .wait_for_writers(TEST_WINDOW, usize::MAX, || queued(queued_now.load(SeqCst)));
-            assert_eq!(waited, Waited::Gathered);
-        });
+        two_joiners_end_the_wait(&gathering, false);
     }
 }
