@@ -380,29 +380,34 @@ impl Arena {
             .expect("a fresh block has room for any request of at most a quarter block"))
     }
 
+    /// Whether [`HugePages::WhenLarge`] has turned to huge pages,
+    /// `allocated` bytes in.
+    fn huge_pages_turned(&self, allocated: usize) -> bool {
+        self.source.huge_pages == HugePages::WhenLarge && allocated >= HUGE_PAGES_WHEN_LARGE_FROM
+    }
+
     /// Where the next block comes from, `allocated` bytes in:
-    /// [`HugePages::WhenLarge`] turns from the heap to transparent huge
-    /// pages at [`HUGE_PAGES_WHEN_LARGE_FROM`].
+    /// [`HugePages::WhenLarge`] reserves as `Transparent` once turned, as
+    /// `Off` before.
     fn block_source(&self, allocated: usize) -> BlockSource {
-        match self.source.huge_pages {
-            HugePages::WhenLarge => BlockSource {
-                huge_pages: if allocated >= HUGE_PAGES_WHEN_LARGE_FROM {
-                    HugePages::Transparent
-                } else {
-                    HugePages::Off
-                },
-                ..self.source
-            },
-            _ => self.source,
+        if self.source.huge_pages != HugePages::WhenLarge {
+            return self.source;
+        }
+        let huge_pages = if self.huge_pages_turned(allocated) {
+            HugePages::Transparent
+        } else {
+            HugePages::Off
+        };
+        BlockSource {
+            huge_pages,
+            ..self.source
         }
     }
 
     /// The size of the next ordinary block: the configured one, or at least
     /// a huge page once [`HugePages::WhenLarge`] has turned.
     fn next_block_size(&self) -> usize {
-        let turned = self.source.huge_pages == HugePages::WhenLarge
-            && self.memory_allocated.get() >= HUGE_PAGES_WHEN_LARGE_FROM;
-        if turned {
+        if self.huge_pages_turned(self.memory_allocated.get()) {
             self.block_size.max(HUGE_PAGE_SIZE)
         } else {
             self.block_size
