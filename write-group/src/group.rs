@@ -20,7 +20,8 @@ use crate::options::Options;
 use crate::stats::{Counters, Stats};
 use crate::sync::{self, AtomicPtr, AtomicU32, AtomicUsize, OwnedFutex, UnsafeCell};
 use crate::waiter::{
-    COMPLETED, JOIN_GOALS, LEADER, PARALLEL_CALLER, PARALLEL_WRITER, SLEEPING, Waiter, YieldCredit,
+    COMPLETED, FirstLook, JOIN_GOALS, LEADER, PARALLEL_CALLER, PARALLEL_WRITER, SLEEPING, Waiter,
+    YieldCredit,
 };
 
 /// A panic caught in a callback, to be resumed on its owner's thread.
@@ -33,7 +34,7 @@ const STALL_TAG: usize = 1;
 /// between their lead and their publish.
 const TICKET_MASK: u32 = u32::MAX >> 1;
 /// The most busy-wait hints between two looks at the queue while barging.
-const BARGE_MAX_STEP: u32 = 64;
+const BARGE_MAX_STEP: u32 = 256;
 
 /// The high bit of `publish_turn`: some finished group sleeps on it.
 const PUBLISH_SLEEPERS: u32 = !TICKET_MASK;
@@ -118,6 +119,8 @@ pub struct WriteGroup<T, C> {
     join_credit: YieldCredit,
     /// Yield credit of parallel members waiting for their group to complete.
     complete_credit: YieldCredit,
+    /// When a barging writer first looks at the queue.
+    first_look: FirstLook,
     /// Writers in flight that may wait for more, and the leader's wait.
     gathering: Gathering,
     /// Process-unique: binds [`LeaderCell`]s to this group.
@@ -356,6 +359,7 @@ impl<T, C> WriteGroup<T, C> {
             counters: CachePadded::new(Counters::default()),
             join_credit: YieldCredit::default(),
             complete_credit: YieldCredit::default(),
+            first_look: FirstLook::default(),
             gathering: Gathering::default(),
             id: next_group_id(),
             _commit: PhantomData,
@@ -574,25 +578,33 @@ impl<T, C> WriteGroup<T, C> {
 
     /// Watches a busy queue, hoping it empties so that the caller leads at
     /// once instead of queueing behind a group that may be short; spends up
-    /// to `budget` busy-wait hints, looking after 1, 2, 4, ... of them (at
-    /// most `BARGE_MAX_STEP` apart), so that the writer finishing a group
-    /// keeps its cache lines and can start its next write. Returns the last
-    /// word seen; a spent budget is left at zero.
+    /// to `budget` busy-wait hints. The first look comes after the group's
+    /// adaptive pace ([`FirstLook`]), and each later one after twice as many
+    /// hints as the last (at most `BARGE_MAX_STEP`), so that a writer
+    /// submitting back to back keeps its cache lines between writes. Returns
+    /// the last word seen; a spent budget is left at zero.
     #[cold]
     fn wait_to_barge(&self, budget: &mut u32) -> *mut Waiter<T> {
-        let mut step = 1;
+        let first = self.first_look.hints();
+        let mut step = first;
+        let mut first_look = true;
         loop {
             let pauses = step.min(*budget);
             for _ in 0..pauses {
                 sync::spin_loop();
             }
             *budget -= pauses;
-            step = (step * 2).min(BARGE_MAX_STEP);
             // Relaxed: only a guess for the CAS in `link`, which checks it.
             let word = self.hot.newest.load(Relaxed);
-            if untagged(word).is_null() || is_stalled(word) || *budget == 0 {
+            let empty = untagged(word).is_null();
+            if first_look {
+                self.first_look.record(first, !empty);
+                first_look = false;
+            }
+            if empty || is_stalled(word) || *budget == 0 {
                 return word;
             }
+            step = step.saturating_mul(2).min(BARGE_MAX_STEP);
         }
     }
 

@@ -64,10 +64,13 @@ pub struct Options {
     /// [gather window](crate::Commit::gather_window) may spend, when it
     /// finds a group running, watching for the queue to empty so that it
     /// leads a group of its own instead of queueing behind that one
-    /// ("barging", as a mutex lets a running thread do). It looks after
-    /// 1, 2, 4, ... hints, at most 64 apart, and queues once the budget is
-    /// spent. `0`: always queue at once, as RocksDB does. Default 256, about
-    /// 7 µs on the development VM (a hint costs 29 ns there): long enough to
+    /// ("barging", as a mutex lets a running thread do). Its first look
+    /// comes after 1 to 64 hints, a pace the group adapts to what first
+    /// looks find (longer while the queue is still busy, shorter once it has
+    /// emptied); each later look waits twice as long as the one before, at
+    /// most 256 hints, and the writer queues once the budget is spent.
+    /// `0`: always queue at once, as RocksDB does. Default 256, about 7 µs
+    /// on the development VM (a hint costs 29 ns there): long enough to
     /// outlast an in-memory group, far shorter than an `fdatasync`.
     pub barge_spins: u32,
     /// How long a waiter may yield its time slice before it sleeps on its

@@ -166,6 +166,58 @@ impl YieldCredit {
     }
 }
 
+/// How many busy-wait hints a barging writer lets pass before its first
+/// look at a busy queue, shared by every writer of a group and adapted to
+/// what first looks find: doubled when the queue is still busy, halved when
+/// it has emptied, so it settles where a first look finds it empty about half
+/// the time.
+///
+/// A group that ends for good (the writer that led it goes on to other work)
+/// keeps the pace short, and a watcher leads soon after. A queue that stays
+/// busy because its writers submit back to back (no work between writes, as
+/// in a microbenchmark) drives the pace up: there, each early look that
+/// caught the gap between two writes moved the queue, the log and every
+/// other line a group touches to the watcher's core, and the writer it
+/// displaced became a watcher in turn, so two cores traded those lines on
+/// nearly every write.
+///
+/// A heuristic, not part of the protocol: a std atomic in both builds,
+/// updated with a plain load and store (a lost update only delays the pace).
+#[derive(Debug)]
+pub(crate) struct FirstLook(std::sync::atomic::AtomicU32);
+
+impl FirstLook {
+    /// The shortest pace: look after one hint.
+    pub(crate) const MIN: u32 = 1;
+    /// The longest pace, about 2 µs on the development VM.
+    pub(crate) const MAX: u32 = 64;
+
+    /// The hints to let pass before the first look.
+    #[inline]
+    pub(crate) fn hints(&self) -> u32 {
+        // Relaxed: a heuristic; any recent value will do.
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Records what a first look after `hints` hints found.
+    #[inline]
+    pub(crate) fn record(&self, hints: u32, found_busy: bool) {
+        let next = if found_busy {
+            hints.saturating_mul(2).min(Self::MAX)
+        } else {
+            (hints / 2).max(Self::MIN)
+        };
+        // Relaxed: as in `hints`; a lost update only delays the pace.
+        self.0.store(next, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Default for FirstLook {
+    fn default() -> Self {
+        Self(std::sync::atomic::AtomicU32::new(Self::MIN))
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -187,6 +239,32 @@ mod tests {
         }
         let bound = 1024 * YieldCredit::STEP;
         assert!(credit.0.load(std::sync::atomic::Ordering::Relaxed) <= bound);
+    }
+
+    #[test]
+    fn first_look_doubles_while_busy_and_halves_once_empty_within_bounds() {
+        let pace = FirstLook::default();
+        assert_eq!(pace.hints(), FirstLook::MIN);
+        let mut seen = Vec::new();
+        for _ in 0..10 {
+            pace.record(pace.hints(), true);
+            seen.push(pace.hints());
+        }
+        assert_eq!(seen, [2, 4, 8, 16, 32, 64, 64, 64, 64, 64]);
+        pace.record(pace.hints(), false);
+        assert_eq!(pace.hints(), 32);
+        for _ in 0..10 {
+            pace.record(pace.hints(), false);
+        }
+        assert_eq!(pace.hints(), FirstLook::MIN);
+        // Alternating outcomes hold the pace where it is, give or take one step.
+        pace.record(16, true);
+        for _ in 0..5 {
+            pace.record(pace.hints(), false);
+            assert_eq!(pace.hints(), 16);
+            pace.record(pace.hints(), true);
+            assert_eq!(pace.hints(), 32);
+        }
     }
 
     #[test]
