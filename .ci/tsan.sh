@@ -30,7 +30,10 @@ tsan() {
   shift
   echo "=== tsan: $crate $*"
   local started=$SECONDS
-  cargo +nightly test -Zbuild-std --target "$target" -p "$crate" "$@"
+  # The folder's package (skiplist/ holds inline-skiplist).
+  local package
+  package=$(sed -n 's/^name = "\(.*\)"$/\1/p' "$crate/Cargo.toml" | head -n 1)
+  cargo +nightly test -Zbuild-std --target "$target" -p "$package" "$@"
   echo "=== tsan: $crate clean ($((SECONDS - started)) s)"
 }
 

@@ -31,10 +31,10 @@ use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
 use crossbeam_skiplist::{SkipMap, SkipSet};
+use inline_skiplist::{BytewiseComparator, SkipList, Splice};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use skiplist::{BytewiseComparator, SkipList, Splice};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::ops::{Bound, Range};

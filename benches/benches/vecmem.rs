@@ -37,10 +37,10 @@ use std::time::{Duration, Instant};
 
 use arena::ConcurrentArena;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use inline_skiplist::SkipList;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rayon::slice::ParallelSliceMut;
-use skiplist::SkipList;
 use vecmem::{BytewiseComparator, VecMem};
 
 const KEY_LEN: usize = 16;

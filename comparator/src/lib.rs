@@ -4,7 +4,7 @@
 //! A memtable orders opaque byte strings. RocksDB calls the ordering a
 //! `Comparator`; an LSM engine plugs in one that understands its internal keys
 //! (user key, then sequence number descending). This crate holds only that
-//! trait and the bytewise default, so that `skiplist` and `vecmem` can each be
+//! trait and the bytewise default, so that `inline-skiplist` and `vecmem` can each be
 //! used alone and still take the *same* comparator value: both re-export
 //! [`Comparator`] and [`BytewiseComparator`] from here.
 //!
@@ -12,7 +12,7 @@
 //! short:
 //!
 //! ```
-//! use comparator::{BytewiseComparator, Comparator};
+//! use key_comparator::{BytewiseComparator, Comparator};
 //! use std::cmp::Ordering;
 //!
 //! assert_eq!(BytewiseComparator.compare(b"a", b"b"), Ordering::Less);
@@ -42,7 +42,7 @@ use std::cmp::Ordering;
 /// A comparator that orders keys by their first 8 bytes only:
 ///
 /// ```
-/// use comparator::Comparator;
+/// use key_comparator::Comparator;
 /// use std::cmp::Ordering;
 ///
 /// struct Prefix8;
@@ -57,7 +57,7 @@ pub trait Comparator {
     /// Compares two keys.
     ///
     /// ```
-    /// use comparator::{BytewiseComparator, Comparator};
+    /// use key_comparator::{BytewiseComparator, Comparator};
     /// use std::cmp::Ordering;
     ///
     /// assert_eq!(BytewiseComparator.compare(b"ab", b"b"), Ordering::Less);
@@ -70,7 +70,7 @@ pub trait Comparator {
     /// # Examples
     ///
     /// ```
-    /// use comparator::{BytewiseComparator, Comparator};
+    /// use key_comparator::{BytewiseComparator, Comparator};
     /// assert!(BytewiseComparator.equal(b"k", b"k"));
     /// ```
     #[inline]
@@ -85,7 +85,7 @@ pub trait Comparator {
 /// # Examples
 ///
 /// ```
-/// use comparator::{BytewiseComparator, Comparator};
+/// use key_comparator::{BytewiseComparator, Comparator};
 /// use std::cmp::Ordering;
 /// assert_eq!(BytewiseComparator.compare(b"ab", b"b"), Ordering::Less);
 /// assert_eq!(BytewiseComparator.compare(b"ab", b"a"), Ordering::Greater);
@@ -114,7 +114,7 @@ impl Comparator for BytewiseComparator {
 /// # Examples
 ///
 /// ```
-/// use comparator::compare_bytes;
+/// use key_comparator::compare_bytes;
 /// use std::cmp::Ordering;
 /// assert_eq!(compare_bytes(b"user0001", b"user0002"), Ordering::Less);
 /// assert_eq!(compare_bytes(b"abcdefgh-long", b"abcdefgh"), Ordering::Greater);

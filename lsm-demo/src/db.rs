@@ -2080,7 +2080,7 @@ fn table_options(opts: &Options) -> TableOptions {
     }
 }
 
-fn table_comparator() -> Arc<dyn comparator::Comparator + Send + Sync> {
+fn table_comparator() -> Arc<dyn key_comparator::Comparator + Send + Sync> {
     Arc::new(InternalKeyComparator)
 }
 

@@ -12,7 +12,7 @@
 
 use std::cmp::Ordering;
 
-use comparator::Comparator;
+use key_comparator::Comparator;
 
 /// Sequence numbers are 56 bits: the low byte of the tag holds the type.
 pub const MAX_SEQUENCE: u64 = (1 << 56) - 1;
@@ -189,7 +189,7 @@ fn tag_of(ikey: &[u8]) -> u64 {
 /// # Examples
 ///
 /// ```
-/// use comparator::Comparator;
+/// use key_comparator::Comparator;
 /// use lsm_demo::key::{internal_key, InternalKeyComparator, ValueType};
 /// use std::cmp::Ordering;
 /// let old = internal_key(b"k", 1, ValueType::Value);
@@ -223,7 +223,7 @@ impl Comparator for InternalKeyComparator {
 /// ```
 #[inline]
 pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
-    comparator::compare_bytes(user_key(a), user_key(b)).then_with(|| tag_of(b).cmp(&tag_of(a)))
+    key_comparator::compare_bytes(user_key(a), user_key(b)).then_with(|| tag_of(b).cmp(&tag_of(a)))
 }
 
 // ---- varints ---------------------------------------------------------------
@@ -390,7 +390,7 @@ pub fn decode_entry(e: &[u8]) -> (&[u8], &[u8]) {
 /// # Examples
 ///
 /// ```
-/// use comparator::Comparator;
+/// use key_comparator::Comparator;
 /// use lsm_demo::key::{entry, EntryComparator, ValueType};
 /// use std::cmp::Ordering;
 /// let v1 = entry(b"k", 1, ValueType::Value, b"old");

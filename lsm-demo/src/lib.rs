@@ -9,7 +9,7 @@
 //! run serially on the leader or in parallel on each member (woken through
 //! the write group's tree). The group's last sequence becomes visible only
 //! after every insert of the group, so readers never see half a group.
-//! Memtables are the [`skiplist`] crate (default) or the [`vecmem`] crate,
+//! Memtables are the [`inline_skiplist`] crate (default) or the [`vecmem`] crate,
 //! both allocating from the [`arena`] crate. Full memtables are frozen and a
 //! background thread flushes them to sorted table files (blocks with restart
 //! points, an index, a bloom filter, CRC32C per block), recorded in a

@@ -144,19 +144,22 @@ fn for_each_entry(
 // ---- skiplist -------------------------------------------------------------
 
 struct SkipListRep {
-    list: Arc<skiplist::SkipList<EntryComparator>>,
+    list: Arc<inline_skiplist::SkipList<EntryComparator>>,
     /// The hint of inserts made one at a time (RocksDB's sequential splice):
     /// where the last serial insert landed, so that ascending keys insert
     /// in O(1). Only serial inserts take it, with `try_lock`: it is never
     /// waited for.
-    serial_hint: Mutex<skiplist::Splice>,
+    serial_hint: Mutex<inline_skiplist::Splice>,
 }
 
 impl SkipListRep {
     fn new(arena: arena::ConcurrentArena) -> Self {
         SkipListRep {
-            list: Arc::new(skiplist::SkipList::with_arena(EntryComparator, arena)),
-            serial_hint: Mutex::new(skiplist::Splice::new()),
+            list: Arc::new(inline_skiplist::SkipList::with_arena(
+                EntryComparator,
+                arena,
+            )),
+            serial_hint: Mutex::new(inline_skiplist::Splice::new()),
         }
     }
 }
@@ -280,7 +283,7 @@ macro_rules! entry_cursor {
     };
 }
 
-entry_cursor!(skiplist::ArcCursor<EntryComparator>);
+entry_cursor!(inline_skiplist::ArcCursor<EntryComparator>);
 entry_cursor!(vecmem::ArcCursor<EntryComparator>);
 
 /// A memtable cursor seen as an [`InternalIterator`]: entries split into

@@ -48,7 +48,7 @@
 //! ```
 //! use lsm_demo::env::{FaultInjectionFs, FileSystem};
 //! use lsm_demo::table::{Table, TableBuilder, TableOptions};
-//! use comparator::BytewiseComparator;
+//! use key_comparator::BytewiseComparator;
 //! use std::{path::Path, sync::Arc};
 //!
 //! let fs = FaultInjectionFs::new();
@@ -82,7 +82,7 @@ use coding::{
     Decoder, VERIFY_CHECKSUMS, masked_crc, put_length_prefixed, put_varint64, read_u32_le,
     read_u64_le,
 };
-pub use comparator::Comparator;
+pub use key_comparator::Comparator;
 use std::cmp::Ordering;
 use std::fmt;
 use std::io;
@@ -120,7 +120,7 @@ const MAX_BLOCK_SIZE: usize = 1 << 30;
 /// # use lsm_demo::table::{TableBuilder, TableOptions};
 /// # use std::{path::Path, sync::Arc};
 /// # let fs = FaultInjectionFs::new();
-/// # let cmp = Arc::new(comparator::BytewiseComparator);
+/// # let cmp = Arc::new(key_comparator::BytewiseComparator);
 /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
 /// # b.add(b"apple", b"red").unwrap();
 /// # b.add(b"pear", b"green").unwrap();
@@ -176,7 +176,7 @@ impl fmt::Display for BlockKind {
 /// ```
 /// use lsm_demo::table::{Table, TableError};
 /// use std::{io, sync::Arc};
-/// # let cmp = Arc::new(comparator::BytewiseComparator);
+/// # let cmp = Arc::new(key_comparator::BytewiseComparator);
 /// let err = Table::open(Arc::new(vec![0u8; 10]), 10, cmp.clone(), |k| k).unwrap_err();
 /// assert!(matches!(err, TableError::TooShort { file_size: 10 }));
 /// let err = Table::open(Arc::new(vec![0u8; 64]), 64, cmp, |k| k).unwrap_err();
@@ -402,7 +402,7 @@ impl Default for TableOptions {
 /// # use lsm_demo::table::{TableBuilder, TableOptions};
 /// # use std::{path::Path, sync::Arc};
 /// # let fs = FaultInjectionFs::new();
-/// # let cmp = Arc::new(comparator::BytewiseComparator);
+/// # let cmp = Arc::new(key_comparator::BytewiseComparator);
 /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp, |k| k);
 /// b.add(b"apple", b"red").unwrap();
 /// b.add(b"pear", b"green").unwrap();
@@ -431,7 +431,7 @@ pub struct TableInfo {
 /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
 /// # use std::{path::Path, sync::Arc};
 /// # let fs = FaultInjectionFs::new();
-/// # let cmp = Arc::new(comparator::BytewiseComparator);
+/// # let cmp = Arc::new(key_comparator::BytewiseComparator);
 /// let opts = TableOptions { block_size: 1, ..TableOptions::default() }; // an entry per block
 /// let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
 /// b.add(b"apple", b"red").unwrap();
@@ -640,7 +640,7 @@ impl TableBuilder {
     /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// let cmp = Arc::new(comparator::BytewiseComparator);
+    /// let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// let opts = TableOptions { bloom_bits_per_key: 0, ..TableOptions::default() }; // no filter
     /// let b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
     /// assert_eq!(b.entries(), 0);
@@ -693,7 +693,7 @@ impl TableBuilder {
     /// # use lsm_demo::table::{TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp, |k| k);
     /// b.add(b"b", b"1").unwrap();
     /// // An equal key is out of order too; it is refused and the builder goes on.
@@ -752,7 +752,7 @@ impl TableBuilder {
     /// # use lsm_demo::table::{TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp, |k| k);
     /// assert_eq!(b.entries(), 0);
     /// b.add(b"a", b"1").unwrap();
@@ -775,7 +775,7 @@ impl TableBuilder {
     /// # use lsm_demo::table::{TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp, |k| k);
     /// let empty = b.estimated_size();
     /// b.add(b"key", b"value").unwrap();
@@ -847,7 +847,7 @@ impl TableBuilder {
     /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # fs.create_dir_all(Path::new("/db")).unwrap();
     /// let path = Path::new("/db/000012.sst");
     /// let mut b = TableBuilder::new(fs.create(path).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
@@ -908,7 +908,7 @@ impl TableBuilder {
 /// ```
 /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
 /// use lsm_demo::table::{Table, TableBuilder, TableError, TableOptions};
-/// use comparator::BytewiseComparator;
+/// use key_comparator::BytewiseComparator;
 /// use std::{path::Path, sync::Arc};
 ///
 /// let fs = FaultInjectionFs::new();
@@ -1015,7 +1015,7 @@ impl Table {
     /// # use lsm_demo::table::{TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
     /// # b.add(b"apple", b"red").unwrap();
     /// # b.add(b"pear", b"green").unwrap();
@@ -1050,7 +1050,7 @@ impl Table {
     /// # use lsm_demo::table::{TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
     /// # b.add(b"apple", b"red").unwrap();
     /// # b.add(b"pear", b"green").unwrap();
@@ -1163,7 +1163,7 @@ impl Table {
     /// # use lsm_demo::table::{TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
     /// # b.add(b"apple", b"red").unwrap();
     /// # b.add(b"pear", b"green").unwrap();
@@ -1191,7 +1191,7 @@ impl Table {
     /// # use lsm_demo::table::{TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
     /// # b.add(b"apple", b"red").unwrap();
     /// # b.add(b"pear", b"green").unwrap();
@@ -1222,7 +1222,7 @@ impl Table {
     /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// // Table keys carry an 8-byte suffix; the filter is on the key without it.
     /// fn user_key(k: &[u8]) -> &[u8] { &k[..k.len() - 8] }
     /// let file = fs.create(Path::new("t.sst")).unwrap();
@@ -1247,7 +1247,7 @@ impl Table {
     /// # use lsm_demo::table::{TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
     /// # b.add(b"apple", b"red").unwrap();
     /// # b.add(b"pear", b"green").unwrap();
@@ -1272,7 +1272,7 @@ impl Table {
     /// # use lsm_demo::table::{TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
     /// # b.add(b"apple", b"red").unwrap();
     /// # b.add(b"pear", b"green").unwrap();
@@ -1295,7 +1295,7 @@ impl Table {
     /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # // One entry per data block, so that moves cross blocks.
     /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
@@ -1375,7 +1375,7 @@ impl TableIter {
     /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # // One entry per data block, so that moves cross blocks.
     /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
@@ -1406,7 +1406,7 @@ impl TableIter {
     /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # // One entry per data block, so that moves cross blocks.
     /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
@@ -1438,7 +1438,7 @@ impl TableIter {
     /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # // One entry per data block, so that moves cross blocks.
     /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
@@ -1471,7 +1471,7 @@ impl TableIter {
     /// # use lsm_demo::table::{TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
     /// # b.add(b"apple", b"red").unwrap();
     /// # b.add(b"pear", b"green").unwrap();
@@ -1652,7 +1652,7 @@ impl TableIter {
     /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # // One entry per data block, so that moves cross blocks.
     /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
@@ -1687,7 +1687,7 @@ impl TableIter {
     /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # // One entry per data block, so that moves cross blocks.
     /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
@@ -1725,7 +1725,7 @@ impl TableIter {
     /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # // One entry per data block, so that moves cross blocks.
     /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
@@ -1758,7 +1758,7 @@ impl TableIter {
     /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # // One entry per data block, so that moves cross blocks.
     /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
@@ -1794,7 +1794,7 @@ impl TableIter {
     /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # // One entry per data block, so that moves cross blocks.
     /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);
@@ -1832,7 +1832,7 @@ impl TableIter {
     /// # use lsm_demo::table::{Table, TableBuilder, TableOptions};
     /// # use std::{path::Path, sync::Arc};
     /// # let fs = FaultInjectionFs::new();
-    /// # let cmp = Arc::new(comparator::BytewiseComparator);
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
     /// # // One entry per data block, so that moves cross blocks.
     /// # let opts = TableOptions { block_size: 1, ..TableOptions::default() };
     /// # let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), opts, cmp.clone(), |k| k);

@@ -3,7 +3,7 @@
 //! checksums. The readers must never panic and must always answer with the
 //! data written or a typed error — never with altered data.
 
-use comparator::BytewiseComparator;
+use key_comparator::BytewiseComparator;
 use lsm_demo::env::{FaultInjectionFs, FileSystem};
 use lsm_demo::manifest::{FileMeta, Manifest, ManifestError};
 use lsm_demo::table::{

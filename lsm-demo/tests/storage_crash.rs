@@ -14,7 +14,7 @@
 //! succeed and give the state after some prefix of the writes that includes
 //! every acknowledged one.
 
-use comparator::BytewiseComparator;
+use key_comparator::BytewiseComparator;
 use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem, PosixFs};
 use lsm_demo::manifest::{FileMeta, Manifest, read_manifest, write_manifest};
 use lsm_demo::table::{SharedComparator, Table, TableBuilder, TableOptions};

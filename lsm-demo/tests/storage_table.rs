@@ -1,7 +1,7 @@
 //! Table files: round trips against a `BTreeMap` model, custom comparators,
 //! the bloom filter on a filter key, and damage to every part of the file.
 
-use comparator::BytewiseComparator;
+use key_comparator::BytewiseComparator;
 use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem, PosixFs};
 use lsm_demo::table::{
     BlockKind, FOOTER_LEN, SharedComparator, Table, TableBuilder, TableError, TableIter,

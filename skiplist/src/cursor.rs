@@ -34,7 +34,7 @@ use std::sync::Arc;
 /// # Examples
 ///
 /// ```
-/// use skiplist::{BytewiseComparator, SkipList};
+/// use inline_skiplist::{BytewiseComparator, SkipList};
 ///
 /// let list = SkipList::new(BytewiseComparator);
 /// for k in [b"b", b"d", b"f"] {
@@ -70,7 +70,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// assert!(!list.iter().valid());
     /// list.insert(b"k");
     /// assert!(list.iter().valid());
@@ -89,7 +89,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"k");
     /// assert_eq!(list.iter().key(), b"k");
     /// ```
@@ -107,7 +107,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"a");
     /// let mut c = list.iter();
     /// c.next();
@@ -129,7 +129,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"a");
     /// list.insert(b"b");
     /// let mut c = list.iter();
@@ -147,7 +147,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
     /// let mut c = list.iter();
     /// c.seek(b"a");
@@ -165,7 +165,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
     /// let mut c = list.iter();
     /// c.seek_for_prev(b"c");
@@ -183,7 +183,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
     /// list.insert(b"a");
     /// let mut c = list.iter();
@@ -201,7 +201,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
     /// list.insert(b"a");
     /// let mut c = list.iter();
@@ -256,7 +256,7 @@ impl<C: Comparator> fmt::Debug for Cursor<'_, C> {
 /// # Examples
 ///
 /// ```
-/// use skiplist::{BytewiseComparator, SkipList};
+/// use inline_skiplist::{BytewiseComparator, SkipList};
 /// use std::sync::Arc;
 ///
 /// let list = Arc::new(SkipList::new(BytewiseComparator));
@@ -288,7 +288,7 @@ impl<C: Comparator> ArcCursor<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let list = Arc::new(skiplist::SkipList::new(skiplist::BytewiseComparator));
+    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
     /// assert!(Arc::ptr_eq(list.cursor_arc().list(), &list));
     /// ```
     #[inline]
@@ -302,7 +302,7 @@ impl<C: Comparator> ArcCursor<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let list = Arc::new(skiplist::SkipList::new(skiplist::BytewiseComparator));
+    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
     /// assert!(!list.cursor_arc().valid());
     /// ```
     #[inline]
@@ -320,7 +320,7 @@ impl<C: Comparator> ArcCursor<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let list = Arc::new(skiplist::SkipList::new(skiplist::BytewiseComparator));
+    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
     /// list.insert(b"k");
     /// assert_eq!(list.cursor_arc().key(), b"k");
     /// ```
@@ -339,7 +339,7 @@ impl<C: Comparator> ArcCursor<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let list = Arc::new(skiplist::SkipList::new(skiplist::BytewiseComparator));
+    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
     /// list.insert(b"a");
     /// list.insert(b"b");
     /// let mut c = list.cursor_arc();
@@ -362,7 +362,7 @@ impl<C: Comparator> ArcCursor<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let list = Arc::new(skiplist::SkipList::new(skiplist::BytewiseComparator));
+    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
     /// list.insert(b"a");
     /// let mut c = list.cursor_arc();
     /// c.prev();
@@ -379,7 +379,7 @@ impl<C: Comparator> ArcCursor<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let list = Arc::new(skiplist::SkipList::new(skiplist::BytewiseComparator));
+    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
     /// list.insert(b"b");
     /// let mut c = list.cursor_arc();
     /// c.seek(b"a");
@@ -396,7 +396,7 @@ impl<C: Comparator> ArcCursor<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let list = Arc::new(skiplist::SkipList::new(skiplist::BytewiseComparator));
+    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
     /// list.insert(b"b");
     /// let mut c = list.cursor_arc();
     /// c.seek_for_prev(b"z");
@@ -413,7 +413,7 @@ impl<C: Comparator> ArcCursor<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let list = Arc::new(skiplist::SkipList::new(skiplist::BytewiseComparator));
+    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
     /// let mut c = list.cursor_arc();
     /// list.insert(b"a");
     /// c.seek_to_first();
@@ -430,7 +430,7 @@ impl<C: Comparator> ArcCursor<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let list = Arc::new(skiplist::SkipList::new(skiplist::BytewiseComparator));
+    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
     /// list.insert(b"a");
     /// list.insert(b"z");
     /// let mut c = list.cursor_arc();

@@ -60,7 +60,7 @@
 //! # Example
 //!
 //! ```
-//! use skiplist::{BytewiseComparator, SkipList};
+//! use inline_skiplist::{BytewiseComparator, SkipList};
 //! use std::sync::Arc;
 //!
 //! let list = Arc::new(SkipList::new(BytewiseComparator));
@@ -93,8 +93,8 @@ mod splice;
 mod sync;
 mod thread_state;
 
-pub use comparator::{BytewiseComparator, Comparator};
 pub use cursor::{ArcCursor, Cursor};
+pub use key_comparator::{BytewiseComparator, Comparator};
 pub use splice::{SingleWriter, Splice};
 
 use crate::node::Node;
@@ -131,7 +131,7 @@ const PREFETCH: bool = cfg!(not(any(loom, miri)));
 /// (here, one holding an `Rc`) keeps the list on one thread:
 ///
 /// ```compile_fail
-/// use skiplist::SkipList;
+/// use inline_skiplist::SkipList;
 /// use std::rc::Rc;
 ///
 /// let weight = Rc::new(1u8);
@@ -144,7 +144,7 @@ const PREFETCH: bool = cfg!(not(any(loom, miri)));
 /// # Examples
 ///
 /// ```
-/// use skiplist::{BytewiseComparator, SkipList};
+/// use inline_skiplist::{BytewiseComparator, SkipList};
 ///
 /// let list = SkipList::new(BytewiseComparator);
 /// assert!(list.insert(b"b"));
@@ -180,7 +180,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// assert!(list.is_empty());
     /// ```
     pub fn new(cmp: C) -> Self {
@@ -195,7 +195,7 @@ impl<C: Comparator> SkipList<C> {
     ///
     /// ```
     /// use arena::ConcurrentArena;
-    /// use skiplist::{BytewiseComparator, SkipList};
+    /// use inline_skiplist::{BytewiseComparator, SkipList};
     ///
     /// let list = SkipList::with_arena(BytewiseComparator, ConcurrentArena::with_block_size(4 << 20));
     /// list.insert(b"k");
@@ -223,7 +223,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// use skiplist::{BytewiseComparator, Comparator, SkipList};
+    /// use inline_skiplist::{BytewiseComparator, Comparator, SkipList};
     /// let list = SkipList::new(BytewiseComparator);
     /// assert!(list.comparator().equal(b"x", b"x"));
     /// ```
@@ -238,7 +238,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// let before = list.memory_usage();
     /// list.arena().alloc_layout(std::alloc::Layout::new::<[u64; 64]>());
     /// assert!(list.memory_usage() >= before + 512);
@@ -260,7 +260,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// assert!(list.insert(b"k"));
     /// assert!(!list.insert(b"k"));
     /// assert_eq!(list.len(), 1);
@@ -284,7 +284,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// use skiplist::{BytewiseComparator, SkipList, Splice};
+    /// use inline_skiplist::{BytewiseComparator, SkipList, Splice};
     /// let list = SkipList::new(BytewiseComparator);
     /// let mut hint = Splice::new();
     /// for i in 0u64..100 {
@@ -312,7 +312,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// let mut entry = list.reserve(5);
     /// entry.copy_from_slice(b"hello");
     /// assert!(list.insert_reserved(entry));
@@ -350,7 +350,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// let mut e = list.reserve(1);
     /// e[0] = 7;
     /// assert!(list.insert_reserved(e));
@@ -374,7 +374,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// use skiplist::{BytewiseComparator, SkipList, Splice};
+    /// use inline_skiplist::{BytewiseComparator, SkipList, Splice};
     /// let list = SkipList::new(BytewiseComparator);
     /// let mut hint = Splice::new();
     /// for i in 0u16..10 {
@@ -401,7 +401,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let mut list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let mut list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// let mut w = list.single_writer().unwrap();
     /// assert!(list.single_writer().is_none());
     /// assert!(list.insert_single_writer(&mut w, b"k"));
@@ -429,7 +429,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let mut list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let mut list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// let mut w = list.single_writer().unwrap();
     /// assert!(list.insert_single_writer(&mut w, b"a"));
     /// assert!(!list.insert_single_writer(&mut w, b"a"));
@@ -451,7 +451,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let mut list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let mut list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// let mut w = list.single_writer().unwrap();
     /// let mut e = list.reserve(3);
     /// e.copy_from_slice(b"abc");
@@ -474,7 +474,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"k");
     /// assert!(list.contains(b"k"));
     /// assert!(!list.contains(b"j"));
@@ -491,7 +491,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"a");
     /// list.insert(b"a");
     /// assert_eq!(list.len(), 1);
@@ -511,7 +511,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// assert!(list.is_empty());
     /// list.insert(b"");
     /// assert!(!list.is_empty());
@@ -528,7 +528,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// let empty = list.memory_usage();
     /// list.insert(&[0; 100]);
     /// assert!(list.memory_usage() >= empty + 100);
@@ -543,7 +543,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
     /// list.insert(b"a");
     /// assert_eq!(list.iter().collect::<Vec<_>>(), [b"a", b"b"]);
@@ -559,7 +559,7 @@ impl<C: Comparator> SkipList<C> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let list = Arc::new(skiplist::SkipList::new(skiplist::BytewiseComparator));
+    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
     /// list.insert(b"a");
     /// let cursor = list.cursor_arc();
     /// drop(list);
@@ -584,7 +584,7 @@ impl<C: Comparator> SkipList<C> {
     /// # Examples
     ///
     /// ```
-    /// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// for i in 0u32..100 {
     ///     list.insert(&i.to_le_bytes());
     /// }
@@ -636,8 +636,8 @@ impl<C: Comparator> SkipList<C> {
 /// # Examples
 ///
 /// ```
-/// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
-/// let _: Result<_, skiplist::InvariantError> = list.check_invariants();
+/// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
+/// let _: Result<_, inline_skiplist::InvariantError> = list.check_invariants();
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -1142,7 +1142,7 @@ impl<'a, C: Comparator> IntoIterator for &'a SkipList<C> {
 /// # Examples
 ///
 /// ```
-/// let list = skiplist::SkipList::new(skiplist::BytewiseComparator);
+/// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
 /// let (key, value) = (b"user-key", b"value");
 /// let mut entry = list.reserve(key.len() + value.len());
 /// entry[..key.len()].copy_from_slice(key);

@@ -47,7 +47,7 @@ impl Levels {
 /// # Examples
 ///
 /// ```
-/// use skiplist::{BytewiseComparator, SkipList, Splice};
+/// use inline_skiplist::{BytewiseComparator, SkipList, Splice};
 ///
 /// let list = SkipList::new(BytewiseComparator);
 /// let mut hint = Splice::new();
@@ -69,7 +69,7 @@ impl Splice {
     /// # Examples
     ///
     /// ```
-    /// let hint = skiplist::Splice::new();
+    /// let hint = inline_skiplist::Splice::new();
     /// # let _ = hint;
     /// ```
     #[inline]
@@ -116,7 +116,7 @@ impl Default for Splice {
 /// # Examples
 ///
 /// ```
-/// use skiplist::{BytewiseComparator, SkipList};
+/// use inline_skiplist::{BytewiseComparator, SkipList};
 /// use std::sync::Arc;
 ///
 /// let mut list = SkipList::new(BytewiseComparator);

@@ -1,5 +1,5 @@
 //! Unit tests; small enough for miri
-//! (`MIRIFLAGS=-Zmiri-strict-provenance cargo +nightly miri test -p skiplist --lib`).
+//! (`MIRIFLAGS=-Zmiri-strict-provenance cargo +nightly miri test -p inline-skiplist --lib`).
 
 use super::*;
 use std::collections::BTreeSet;

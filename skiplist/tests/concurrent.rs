@@ -16,9 +16,9 @@
 //! waves of four writers on distinct slots (with and without hints), and
 //! against a single writer.
 
+use inline_skiplist::{BytewiseComparator, SkipList, Splice};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use skiplist::{BytewiseComparator, SkipList, Splice};
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

@@ -1,15 +1,15 @@
 //! Loom models of the insert protocol on tiny lists.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release -p skiplist --test loom`.
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release -p inline-skiplist --test loom`.
 //!
 //! Under loom, node heights alternate 2, 1, 2, ... in each thread (see
 //! `thread_state.rs`), so the first insert of every thread links two levels:
 //! the models cover level-1 CAS races and the relaxed `max_height` raise.
 #![cfg(loom)]
 
+use inline_skiplist::{BytewiseComparator, SkipList, Splice};
 use loom::thread;
-use skiplist::{BytewiseComparator, SkipList, Splice};
 use std::sync::Arc;
 
 fn keys(list: &SkipList) -> Vec<Vec<u8>> {

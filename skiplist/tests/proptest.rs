@@ -1,8 +1,8 @@
 //! Every cursor operation and every insert path against a `BTreeSet` model,
 //! with inserts interleaved between cursor moves.
 
+use inline_skiplist::{BytewiseComparator, SingleWriter, SkipList, Splice};
 use proptest::prelude::*;
-use skiplist::{BytewiseComparator, SingleWriter, SkipList, Splice};
 use std::collections::BTreeSet;
 use std::ops::Bound::{Excluded, Included, Unbounded};
 use std::sync::Arc;

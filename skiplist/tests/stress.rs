@@ -2,10 +2,10 @@
 //! once, duplicates across threads, readers checking what writers published,
 //! and memtable-like entries encoded in place.
 
+use inline_skiplist::{BytewiseComparator, SkipList, Splice};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use skiplist::{BytewiseComparator, SkipList, Splice};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

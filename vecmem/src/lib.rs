@@ -29,7 +29,7 @@
 //! - **`Mutex<Vec<_>>`** (std or `parking_lot`), pushing each entry: the same
 //!   data layout, but one lock acquisition per entry, so concurrent writers
 //!   queue on the lock; `VecMem` takes it once per batch.
-//! - **A concurrent skiplist** (this workspace's `skiplist`,
+//! - **A concurrent skiplist** (this workspace's `inline-skiplist`,
 //!   `crossbeam-skiplist`): always sorted, so reads during writes are cheap,
 //!   but every insert pays a search; use it for an engine's ordinary memtable.
 //! - **RocksDB's `VectorRep`** (through `rust-rocksdb`'s
@@ -86,8 +86,8 @@ use std::sync::Arc;
 use rayon::slice::ParallelSliceMut;
 
 pub use arena::ConcurrentArena;
-pub use comparator::{BytewiseComparator, Comparator};
 pub use cursor::{ArcCursor, Cursor};
+pub use key_comparator::{BytewiseComparator, Comparator};
 pub use writer::Writer;
 
 use entry::Entry;

@@ -1,7 +1,7 @@
 //! Arbitrary bytes as a table file: open, scan both ways, seek.
 #![no_main]
 
-use comparator::BytewiseComparator;
+use key_comparator::BytewiseComparator;
 use libfuzzer_sys::fuzz_target;
 use lsm_demo::table::Table;
 use std::sync::Arc;

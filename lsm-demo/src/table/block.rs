@@ -428,7 +428,7 @@ impl BlockIter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use comparator::BytewiseComparator;
+    use key_comparator::BytewiseComparator;
 
     fn build(keys: &[Vec<u8>], interval: usize) -> Arc<Block> {
         let mut b = BlockBuilder::new(interval);
