@@ -30,10 +30,8 @@ tsan() {
   shift
   echo "=== tsan: $crate $*"
   local started=$SECONDS
-  # The folder's package (skiplist/ holds inline-skiplist).
-  local package
-  package=$(sed -n 's/^name = "\(.*\)"$/\1/p' "$crate/Cargo.toml" | head -n 1)
-  cargo +nightly test -Zbuild-std --target "$target" -p "$package" "$@"
+  # By manifest: folders keep short names (skiplist/ holds inline-skiplist).
+  cargo +nightly test -Zbuild-std --target "$target" --manifest-path "$crate/Cargo.toml" "$@"
   echo "=== tsan: $crate clean ($((SECONDS - started)) s)"
 }
 
