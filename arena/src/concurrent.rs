@@ -337,9 +337,10 @@ impl ConcurrentArena {
     /// system memory calls [`std::alloc::handle_alloc_error`].
     #[inline(always)]
     pub fn alloc_layout(&self, layout: Layout) -> NonNull<u8> {
-        match self.try_alloc_layout(layout) {
-            Ok(ptr) => ptr,
-            Err(error) => alloc_failed(layout, error),
+        let inner = self.inner();
+        match thread_cache::bump(inner.id, layout) {
+            Some(ptr) => ptr,
+            None => inner.alloc_slow_or_fail(layout),
         }
     }
 
@@ -476,6 +477,17 @@ impl ConcurrentArena {
 }
 
 impl Inner {
+    /// [`alloc_slow`](Self::alloc_slow) for the panicking API: the pointer
+    /// comes back in a register, so the fast path around it keeps no
+    /// `Result` on the stack.
+    #[inline(never)]
+    fn alloc_slow_or_fail(&self, layout: Layout) -> NonNull<u8> {
+        match self.alloc_slow(layout) {
+            Ok(ptr) => ptr,
+            Err(error) => alloc_failed(layout, error),
+        }
+    }
+
     /// Everything the thread's cached run cannot serve.
     #[inline(never)]
     fn alloc_slow(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
