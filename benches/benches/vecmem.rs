@@ -6,9 +6,10 @@
 //! - `append_fresh/<contender>/t<threads>_b<batch>` and
 //!   `append_prefaulted/...`: append N entries (16-byte random key + 100-byte
 //!   value) from 1, 2 and 4 threads; throughput in elements/s. `vecmem` runs
-//!   with batches of 1 and of 100 entries (one `Writer` per batch); the other
-//!   contenders do the same work per entry whatever the batch, so they run
-//!   once per thread count, under `_b1`.
+//!   with batches of 1 and of 100 entries (one `Writer` per batch), and
+//!   `vecmem_insert` calls `VecMem::insert` per entry; the other contenders
+//!   do the same work per entry whatever the batch, so they run once per
+//!   thread count, under `_b1`.
 //! - `sort_on_freeze/<contender>`: the first cursor of a frozen memtable
 //!   (which sorts it), with and without rayon, next to sorting a plain
 //!   `Vec<&[u8]>`.
@@ -192,6 +193,20 @@ fn vecmem(input: &Input<'_>) -> Sample {
     sample
 }
 
+/// `VecMem::insert`: the lock per entry, no writer handle.
+fn vecmem_insert(input: &Input<'_>) -> Sample {
+    let mem = VecMem::new(BytewiseComparator);
+    let sample = timed(|| {
+        input.on_threads(|share| {
+            for entry in entries(share) {
+                mem.insert(entry);
+            }
+        })
+    });
+    assert_eq!(mem.len() * ENTRY_LEN, input.entries.len());
+    sample
+}
+
 fn std_mutex_vec(input: &Input<'_>) -> Sample {
     let arena = ConcurrentArena::new();
     let shared = std::sync::Mutex::new(Vec::<&[u8]>::new());
@@ -261,6 +276,7 @@ fn skiplist(input: &Input<'_>) -> Sample {
 /// same per-entry work for any batch (run under `_b1` only).
 const BATCHED: &[(&str, Contender)] = &[("vecmem", vecmem)];
 const PER_ENTRY: &[(&str, Contender)] = &[
+    ("vecmem_insert", vecmem_insert),
     ("std_mutex_vec", std_mutex_vec),
     ("parking_lot_mutex_vec", parking_lot_mutex_vec),
     ("per_thread_vec_bound", per_thread_vec_bound),

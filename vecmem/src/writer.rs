@@ -147,15 +147,27 @@ impl<'a, C: Comparator> Writer<'a, C> {
     /// writer.finish();
     /// assert_eq!(mem.len(), 1);
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn finish(self) {
         // Taken apart rather than dropped, so that a batch of one costs what
-        // `VecMem::insert` costs. `rest` is a local from here on: a panic
-        // while publishing still frees it.
+        // `VecMem::insert` costs: inlined, with the append of a single entry
+        // and nothing else (a batch never took a buffer unless it holds two
+        // entries or more), while larger batches call out.
         let mut this = ManuallyDrop::new(self);
-        let rest = std::mem::take(&mut this.rest);
-        if let Some(first) = this.first.take() {
-            this.mem.append(first, &rest);
+        if this.rest.capacity() != 0 {
+            let rest = std::mem::take(&mut this.rest);
+            Self::finish_batch(this.mem, this.first.take(), rest);
+        } else if let Some(first) = this.first.take() {
+            this.mem.append(first, &[]);
+        }
+    }
+
+    /// Publishes a batch that took a buffer. `rest` is a local here: a panic
+    /// while publishing still frees it.
+    #[inline(never)]
+    fn finish_batch(mem: &VecMem<C>, first: Option<Entry>, rest: Vec<Entry>) {
+        if let Some(first) = first {
+            mem.append(first, &rest);
         }
         spare::give_back(rest);
     }
