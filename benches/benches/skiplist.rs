@@ -14,7 +14,9 @@
 //! Contenders: `skiplist` (this workspace, `SkipList::new`: arena blocks
 //! from the global allocator on 4 KiB pages; key and value encoded in one
 //! entry, written in place with `reserve`), `skiplist_thp` (the same list on
-//! an arena of 2 MiB blocks backed by transparent huge pages), `skipmap`
+//! an arena of 2 MiB blocks backed by transparent huge pages), `skiplist_b2`
+//! (`SkipList` with `SkipListOptions::new().branching(2).max_height(20)`,
+//! 4 KiB pages; random inserts and lookups only), `skipmap`
 //! (`crossbeam_skiplist::SkipMap<[u8; 16], [u8; 100]>`), `skipset`
 //! (`SkipSet<[u8; 116]>`, the entry as one key, like ours) and
 //! `mutex_btreemap` (`std::sync::Mutex<BTreeMap<[u8; 16], [u8; 100]>>`).
@@ -31,7 +33,7 @@ use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
 use crossbeam_skiplist::{SkipMap, SkipSet};
-use inline_skiplist::{BytewiseComparator, SkipList, Splice};
+use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions, Splice};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -102,22 +104,34 @@ trait Contender: Sync {
 /// pages) when `THP` is false; with an arena of 2 MiB blocks backed by
 /// transparent huge pages (`HugePages::Transparent`, as the engine's
 /// memtables use) when it is true.
-struct Ours<const THP: bool>(SkipList);
+/// With `B2`, towers of branching 2 and 20 levels instead of RocksDB's
+/// branching 4 and 12 levels.
+struct Ours<const THP: bool, const B2: bool = false>(SkipList);
 
-impl<const THP: bool> Contender for Ours<THP> {
-    const NAME: &'static str = if THP { "skiplist_thp" } else { "skiplist" };
+impl<const THP: bool, const B2: bool> Contender for Ours<THP, B2> {
+    const NAME: &'static str = match (THP, B2) {
+        (false, false) => "skiplist",
+        (true, false) => "skiplist_thp",
+        (false, true) => "skiplist_b2",
+        (true, true) => "skiplist_thp_b2",
+    };
 
     fn new() -> Self {
-        if THP {
-            let arena = ArenaOptions::new()
+        let arena = if THP {
+            ArenaOptions::new()
                 .block_size(2 << 20)
                 .huge_pages(HugePages::Transparent)
-                .build_concurrent()
-                .expect("valid arena options");
-            Self(SkipList::with_arena(BytewiseComparator, arena))
         } else {
-            Self(SkipList::new(BytewiseComparator))
+            ArenaOptions::new()
         }
+        .build_concurrent()
+        .expect("valid arena options");
+        let options = if B2 {
+            SkipListOptions::new().branching(2).max_height(20)
+        } else {
+            SkipListOptions::new()
+        };
+        Self(SkipList::with_options(BytewiseComparator, arena, options))
     }
 
     #[inline]
@@ -313,6 +327,7 @@ fn report_memory(data: &Data) {
     eprintln!("memory per entry ({n} random entries of {KEY} + {VALUE} bytes, one thread):");
     report_memory_one::<Ours<false>>(&data.random, |c| Some(c.0.memory_usage()));
     report_memory_one::<Ours<true>>(&data.random, |c| Some(c.0.memory_usage()));
+    report_memory_one::<Ours<false, true>>(&data.random, |c| Some(c.0.memory_usage()));
     report_memory_one::<Map>(&data.random, |_| None);
     report_memory_one::<Set>(&data.random, |_| None);
     report_memory_one::<Locked>(&data.random, |_| None);
@@ -464,6 +479,7 @@ fn benches(c: &mut Criterion) {
     let threads = [1, 2, 4];
     insert_random::<Ours<false>>(c, &data, &threads);
     insert_random::<Ours<true>>(c, &data, &threads);
+    insert_random::<Ours<false, true>>(c, &data, &threads);
     insert_random::<Map>(c, &data, &threads);
     insert_random::<Set>(c, &data, &threads);
     insert_random::<Locked>(c, &data, &threads);
@@ -472,6 +488,7 @@ fn benches(c: &mut Criterion) {
 
     lookup::<Ours<false>>(c, &data);
     lookup::<Ours<true>>(c, &data);
+    lookup::<Ours<false, true>>(c, &data);
     lookup::<Map>(c, &data);
     lookup::<Set>(c, &data);
     lookup::<Locked>(c, &data);

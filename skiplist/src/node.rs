@@ -25,9 +25,9 @@ use arena::ConcurrentArena;
 use std::alloc::Layout;
 use std::ptr::{self, NonNull};
 
-/// The tallest tower, as in RocksDB's memtable (4^12 = 16M nodes before the
-/// top level stops paying for itself).
-pub(crate) const MAX_HEIGHT: usize = 12;
+/// The tallest tower any list may be configured with: enough for branching
+/// 2 up to 2^24 (16M) nodes. Splices hold this many levels.
+pub(crate) const HEIGHT_LIMIT: usize = 24;
 
 /// Bytes per link. Not hard-coded: loom's atomics are larger than a pointer.
 const SLOT: usize = size_of::<AtomicPtr<u8>>();
@@ -67,10 +67,10 @@ impl Node {
     /// # Panics
     ///
     /// If `key_len` exceeds [`MAX_KEY_LEN`], or `height` is not in
-    /// `1..=MAX_HEIGHT`.
+    /// `1..=HEIGHT_LIMIT`.
     #[inline]
     pub(crate) fn alloc(arena: &ConcurrentArena, height: usize, key_len: usize) -> Node {
-        assert!((1..=MAX_HEIGHT).contains(&height));
+        assert!((1..=HEIGHT_LIMIT).contains(&height));
         if key_len > MAX_KEY_LEN {
             key_too_long(key_len);
         }

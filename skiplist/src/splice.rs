@@ -1,6 +1,6 @@
 //! Splices: per-level brackets around an insert position, reused as hints.
 
-use crate::node::{MAX_HEIGHT, Node};
+use crate::node::{HEIGHT_LIMIT, Node};
 
 /// For levels `0..height`, `prev[i]` and `next[i]` bracket an insert
 /// position at level `i`: `prev[i] < key <= next[i]`, with `None` in `prev`
@@ -14,8 +14,8 @@ use crate::node::{MAX_HEIGHT, Node};
 #[derive(Clone, Debug)]
 pub(crate) struct Levels {
     pub(crate) height: usize,
-    pub(crate) prev: [Option<Node>; MAX_HEIGHT + 1],
-    pub(crate) next: [Option<Node>; MAX_HEIGHT + 1],
+    pub(crate) prev: [Option<Node>; HEIGHT_LIMIT + 1],
+    pub(crate) next: [Option<Node>; HEIGHT_LIMIT + 1],
 }
 
 impl Levels {
@@ -23,8 +23,8 @@ impl Levels {
     pub(crate) const fn empty() -> Self {
         Self {
             height: 0,
-            prev: [None; MAX_HEIGHT + 1],
-            next: [None; MAX_HEIGHT + 1],
+            prev: [None; HEIGHT_LIMIT + 1],
+            next: [None; HEIGHT_LIMIT + 1],
         }
     }
 }

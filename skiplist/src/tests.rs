@@ -38,6 +38,64 @@ fn empty_list() {
 }
 
 #[test]
+fn branching_2_builds_about_half_as_many_nodes_per_level() {
+    let n = scaled(4000, 200) as u32;
+    let options = SkipListOptions::new().branching(2).max_height(20);
+    let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+    for i in shuffled(n) {
+        assert!(list.insert(&i.to_be_bytes()));
+    }
+    let got: Vec<u32> = list
+        .iter()
+        .map(|k| u32::from_be_bytes(k.try_into().unwrap()))
+        .collect();
+    assert_eq!(got, (0..n).collect::<Vec<_>>());
+    let counts = list.check_invariants().unwrap();
+    assert_eq!(counts.len(), 20);
+    assert_eq!(counts[0], n as usize);
+    // About n/2 on level 1 and n/4 on level 2; a wide band, so it cannot
+    // flake (branching 4 would give n/4 and n/16).
+    let (half, quarter) = (n as usize / 2, n as usize / 4);
+    assert!(
+        (half * 7 / 10..half * 13 / 10).contains(&counts[1]),
+        "{counts:?}"
+    );
+    if !cfg!(miri) {
+        assert!(
+            (quarter * 7 / 10..quarter * 13 / 10).contains(&counts[2]),
+            "{counts:?}"
+        );
+    }
+}
+
+#[test]
+fn a_list_of_height_1_is_a_sorted_linked_list() {
+    let options = SkipListOptions::new().max_height(1);
+    let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+    for i in shuffled(scaled(200, 30) as u32) {
+        assert!(list.insert(&i.to_be_bytes()));
+    }
+    assert_eq!(list.check_invariants().unwrap().len(), 1);
+    let mut c = list.iter();
+    c.seek(&7u32.to_be_bytes());
+    assert_eq!(c.key(), 7u32.to_be_bytes());
+}
+
+#[test]
+#[should_panic(expected = "branching must be 2, 4, 8 or 16")]
+fn a_branching_factor_of_3_is_refused() {
+    let options = SkipListOptions::new().branching(3);
+    let _ = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+}
+
+#[test]
+#[should_panic(expected = "max_height must be in 1..=24")]
+fn a_max_height_above_the_limit_is_refused() {
+    let options = SkipListOptions::new().max_height(MAX_HEIGHT_LIMIT + 1);
+    let _ = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+}
+
+#[test]
 fn insert_contains_and_order() {
     let n = scaled(500, 60) as u32;
     let list = SkipList::new(BytewiseComparator);

@@ -6,8 +6,6 @@
 //! costs this crate avoids. Each thread is seeded once from a global counter
 //! (one relaxed `fetch_add` per thread, not per insert).
 
-#[cfg(not(loom))]
-use crate::node::MAX_HEIGHT;
 use crate::sync::thread_local;
 use std::cell::Cell;
 
@@ -54,11 +52,11 @@ thread_local! {
     static STATE: ThreadState = ThreadState::new();
 }
 
-/// A node height in `1..=MAX_HEIGHT`, each further level with probability
-/// 1/4 (branching 4), from one random number.
+/// A node height in `1..=max_height`, each further level with probability
+/// `2^-bits_per_level` (branching 4 takes 2 bits), from one random number.
 #[inline]
 #[cfg(not(loom))]
-pub(crate) fn random_height() -> usize {
+pub(crate) fn random_height(bits_per_level: u32, max_height: usize) -> usize {
     let r = STATE
         .try_with(|s| {
             let (next, out) = wyrand(s.rng.get());
@@ -68,19 +66,20 @@ pub(crate) fn random_height() -> usize {
         // During thread teardown the thread-local is gone: height 1 is a
         // valid height, it only makes that node slower to skip over.
         .unwrap_or(1);
-    // Two trailing zero bits per extra level: P(height > h) = 4^-h.
-    (1 + r.trailing_zeros() as usize / 2).min(MAX_HEIGHT)
+    // `bits_per_level` trailing zero bits per extra level: with branching 4,
+    // P(height > h) = 4^-h.
+    (1 + (r.trailing_zeros() / bits_per_level) as usize).min(max_height)
 }
 
 /// Under loom, heights alternate 2, 1, 2, ... in each thread, so that a
 /// tiny model still links a second level and raises `max_height`.
 #[inline]
 #[cfg(loom)]
-pub(crate) fn random_height() -> usize {
+pub(crate) fn random_height(_bits_per_level: u32, max_height: usize) -> usize {
     STATE.with(|s| {
         let n = s.rng.get();
         s.rng.set(n + 1);
-        if n % 2 == 0 { 2 } else { 1 }
+        if n % 2 == 0 { 2.min(max_height) } else { 1 }
     })
 }
 
@@ -112,25 +111,47 @@ fn splitmix64(n: u64) -> u64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn heights_are_in_range_and_roughly_geometric() {
+    /// Draws `n` heights and checks the range and the first two level
+    /// ratios against `1 / branching` (a wide band, so it cannot flake).
+    fn check_heights(bits_per_level: u32, max_height: usize) {
         let n = if cfg!(miri) { 2_000 } else { 200_000 };
-        let mut at_least = [0usize; MAX_HEIGHT + 1];
+        let p = 0.5f64.powi(bits_per_level as i32);
+        let mut at_least = vec![0usize; max_height + 2];
         for _ in 0..n {
-            let h = random_height();
-            assert!((1..=MAX_HEIGHT).contains(&h));
+            let h = random_height(bits_per_level, max_height);
+            assert!((1..=max_height).contains(&h), "height {h}");
             for c in &mut at_least[..=h] {
                 *c += 1;
             }
         }
         assert_eq!(at_least[1], n);
-        // P(height >= 2) = 1/4: allow a wide band so the test cannot flake.
         let frac = at_least[2] as f64 / n as f64;
-        assert!((0.20..0.30).contains(&frac), "P(h>=2) = {frac}");
+        assert!(
+            (p * 0.8..p * 1.2).contains(&frac),
+            "P(h>=2) = {frac}, want {p}"
+        );
         if !cfg!(miri) {
             let frac3 = at_least[3] as f64 / at_least[2] as f64;
-            assert!((0.20..0.30).contains(&frac3), "P(h>=3|h>=2) = {frac3}");
+            assert!(
+                (p * 0.8..p * 1.2).contains(&frac3),
+                "P(h>=3|h>=2) = {frac3}"
+            );
         }
+    }
+
+    #[test]
+    fn heights_are_in_range_and_roughly_geometric() {
+        check_heights(2, 12); // branching 4, RocksDB's
+        check_heights(1, 24); // branching 2
+        check_heights(3, 8); // branching 8
+    }
+
+    #[test]
+    fn heights_stop_at_the_list_maximum() {
+        for _ in 0..1000 {
+            assert!(random_height(1, 2) <= 2);
+        }
+        assert!((0..1000).all(|_| random_height(1, 1) == 1));
     }
 
     #[test]
@@ -139,7 +160,7 @@ mod tests {
             (0..64)
                 .map(|_| STATE.with(|s| s.rng.get()))
                 .inspect(|_| {
-                    random_height();
+                    random_height(2, 12);
                 })
                 .collect()
         })
@@ -149,7 +170,7 @@ mod tests {
             (0..64)
                 .map(|_| STATE.with(|s| s.rng.get()))
                 .inspect(|_| {
-                    random_height();
+                    random_height(2, 12);
                 })
                 .collect()
         })

@@ -2,7 +2,8 @@
 //! once, duplicates across threads, readers checking what writers published,
 //! and memtable-like entries encoded in place.
 
-use inline_skiplist::{BytewiseComparator, SkipList, Splice};
+use arena::ConcurrentArena;
+use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions, Splice};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -53,8 +54,22 @@ fn insert_by_path(list: &SkipList, path: usize, key: &[u8], hint: &mut Splice) -
 
 #[test]
 fn every_insert_path_at_once_with_duplicates_and_readers() {
+    every_insert_path_at_once(SkipListOptions::new());
+}
+
+/// The same with two links per node on average and 20 levels.
+#[test]
+fn every_insert_path_at_once_with_branching_2() {
+    every_insert_path_at_once(SkipListOptions::new().branching(2).max_height(20));
+}
+
+fn every_insert_path_at_once(options: SkipListOptions) {
     let n = per_thread();
-    let list = Arc::new(SkipList::new(BytewiseComparator));
+    let list = Arc::new(SkipList::with_options(
+        BytewiseComparator,
+        ConcurrentArena::new(),
+        options,
+    ));
     let key_sets: Vec<Vec<Vec<u8>>> = (0..WRITERS).map(|t| random_keys(t as u64 % 2, n)).collect();
     // How far each writer got; a reader may rely on every key before it.
     let progress: Vec<AtomicUsize> = (0..WRITERS).map(|_| AtomicUsize::new(0)).collect();
