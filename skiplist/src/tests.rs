@@ -16,6 +16,13 @@ fn shuffled(n: u32) -> Vec<u32> {
     v
 }
 
+/// The keys of a list of big-endian `u32`s, in list order.
+fn u32_keys<C: Comparator>(list: &SkipList<C>) -> Vec<u32> {
+    list.iter()
+        .map(|k| u32::from_be_bytes(k.try_into().unwrap()))
+        .collect()
+}
+
 fn keys_of<C: Comparator>(list: &SkipList<C>) -> Vec<Vec<u8>> {
     list.iter().map(<[u8]>::to_vec).collect()
 }
@@ -45,11 +52,7 @@ fn branching_2_builds_about_half_as_many_nodes_per_level() {
     for i in shuffled(n) {
         assert!(list.insert(&i.to_be_bytes()));
     }
-    let got: Vec<u32> = list
-        .iter()
-        .map(|k| u32::from_be_bytes(k.try_into().unwrap()))
-        .collect();
-    assert_eq!(got, (0..n).collect::<Vec<_>>());
+    assert_eq!(u32_keys(&list), (0..n).collect::<Vec<_>>());
     let counts = list.check_invariants().unwrap();
     assert_eq!(counts.len(), 20);
     assert_eq!(counts[0], n as usize);
@@ -107,11 +110,7 @@ fn insert_contains_and_order() {
         assert!(list.contains(&i.to_be_bytes()));
     }
     assert!(!list.contains(&n.to_be_bytes()));
-    let got: Vec<u32> = list
-        .iter()
-        .map(|k| u32::from_be_bytes(k.try_into().unwrap()))
-        .collect();
-    assert_eq!(got, (0..n).collect::<Vec<_>>());
+    assert_eq!(u32_keys(&list), (0..n).collect::<Vec<_>>());
     let counts = list.check_invariants().unwrap();
     assert_eq!(counts[0], n as usize);
 }
