@@ -62,6 +62,7 @@ use std::sync::{Barrier, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use crossbeam_utils::CachePadded;
 use write_group::{Commit, FanOut, GroupMembers, Lead, LeaderCell, Options, WriteGroup};
 
 const RECORD: usize = 120;
@@ -134,6 +135,10 @@ trait Contender: Sync {
     fn write(&self, record: Record);
     /// Groups and members so far, for group commits.
     fn groups(&self) -> Option<(u64, u64)> {
+        None
+    }
+    /// Writes that barged in and futex sleeps so far, for `write-group`.
+    fn waits(&self) -> Option<(u64, u64)> {
         None
     }
 }
@@ -245,23 +250,32 @@ impl Contender for CondvarGroup {
 struct OursCommit {
     sink: LeaderCell<Sink>,
     variant: Variant,
-    /// Moving average of the lead step in nanoseconds (`fsync` only).
-    lead_nanos: AtomicU64,
+    /// Moving average of the lead step in nanoseconds (`fsync` only). On
+    /// a line of its own: every writer reads it, and the sink's length next
+    /// to it changes with every group.
+    lead_nanos: CachePadded<AtomicU64>,
 }
 
 impl Commit<Record> for OursCommit {
     type Token = ();
     type Error = ();
 
+    #[inline]
     fn size(&self, _: &Record) -> usize {
         RECORD
     }
 
+    #[inline]
     fn gather_window(&self, _: &Record) -> Duration {
+        if self.variant != Variant::Fsync {
+            // Only a sync is worth waiting for.
+            return Duration::ZERO;
+        }
         // Relaxed: an estimate.
         Duration::from_nanos(self.lead_nanos.load(Relaxed) / 2)
     }
 
+    #[inline]
     fn lead(&self, group: &mut GroupMembers<'_, Record>) -> Result<Lead<()>, ()> {
         let timed = self.variant == Variant::Fsync;
         let start = timed.then(Instant::now);
@@ -285,6 +299,7 @@ impl Commit<Record> for OursCommit {
         })
     }
 
+    #[inline]
     fn apply(&self, record: &mut Record, (): &()) {
         if self.variant == Variant::Parallel {
             apply_work(record);
@@ -303,7 +318,7 @@ impl Ours {
         let commit = OursCommit {
             sink: group.leader_cell(Sink::new(variant)),
             variant,
-            lead_nanos: AtomicU64::new(0),
+            lead_nanos: CachePadded::new(AtomicU64::new(0)),
         };
         Self { group, commit }
     }
@@ -319,6 +334,11 @@ impl Contender for Ours {
     fn groups(&self) -> Option<(u64, u64)> {
         let stats = self.group.stats();
         Some((stats.groups, stats.members))
+    }
+
+    fn waits(&self) -> Option<(u64, u64)> {
+        let stats = self.group.stats();
+        Some((stats.barges, stats.futex_sleeps))
     }
 }
 
@@ -381,9 +401,20 @@ fn report(id: &str, contender: &dyn Contender, tally: &Tally) {
         }
         _ => "mean group -".to_owned(),
     };
+    let waits = match contender.waits() {
+        Some((barges, sleeps)) => {
+            let per_write = |n: u64| n as f64 / tally.writes as f64;
+            format!(
+                ", barges {:.4} and futex sleeps {:.4} per write",
+                per_write(barges),
+                per_write(sleeps)
+            )
+        }
+        None => String::new(),
+    };
     let cpu_per_write = tally.cpu.as_secs_f64() * 1e6 / tally.writes.max(1) as f64;
     eprintln!(
-        "write_group-bench {id}: {groups}, cpu {cpu_per_write:.2} us/write over {} writes",
+        "write_group-bench {id}: {groups}, cpu {cpu_per_write:.2} us/write over {} writes{waits}",
         tally.writes
     );
 }

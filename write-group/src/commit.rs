@@ -4,6 +4,7 @@
 use std::fmt;
 use std::iter::FusedIterator;
 use std::marker::PhantomData;
+use std::ptr;
 use std::time::Duration;
 
 use crate::waiter::Waiter;
@@ -281,6 +282,11 @@ pub trait Commit<T> {
 /// assert_eq!(group.write(&Numbering, (99, "a")), Ok((0, "a")));
 /// ```
 pub struct GroupMembers<'g, T> {
+    /// The leader's item: in its node, or, for a writer that found the
+    /// queue idle, on its own stack.
+    leader_item: *mut T,
+    /// The leader's waiter, through which the other members are reached;
+    /// never followed in a group of one (a lone writer has no node).
     leader: *const Waiter<T>,
     len: usize,
     bytes: usize,
@@ -316,8 +322,28 @@ impl<'g, T> GroupMembers<'g, T> {
         group_id: u64,
     ) -> Self {
         Self {
+            // SAFETY: the caller guarantees `leader` is live with an item.
+            leader_item: unsafe { item_ptr(leader) },
             leader,
             len,
+            bytes,
+            group_id,
+            _items: PhantomData,
+        }
+    }
+
+    /// A view of a group of one whose item is not in a node.
+    ///
+    /// # Safety
+    ///
+    /// The view must be built only for the `lead` call of the current
+    /// leader of the write group `group_id` names.
+    #[inline]
+    pub(crate) unsafe fn alone(item: &'g mut T, bytes: usize, group_id: u64) -> Self {
+        Self {
+            leader_item: item,
+            leader: ptr::null(),
+            len: 1,
             bytes,
             group_id,
             _items: PhantomData,
@@ -355,16 +381,17 @@ impl<'g, T> GroupMembers<'g, T> {
     #[inline]
     #[must_use]
     pub fn leader(&self) -> &T {
-        // SAFETY: `new`'s contract: the leader is live and holds an item that
-        // only this view accesses; `&self` keeps it shared.
-        unsafe { item_ref(self.leader) }
+        // SAFETY: the constructors' contracts: the leader's item is live and
+        // only this view accesses it; `&self` keeps it shared.
+        unsafe { &*self.leader_item }
     }
 
     /// The items in enqueue order.
     #[inline]
     pub fn iter(&self) -> Iter<'_, T> {
         Iter {
-            next: self.leader,
+            item: self.leader_item,
+            waiter: self.leader,
             remaining: self.len,
             _items: PhantomData,
         }
@@ -374,7 +401,8 @@ impl<'g, T> GroupMembers<'g, T> {
     #[inline]
     pub fn iter_mut(&mut self) -> IterMut<'_, T> {
         IterMut {
-            next: self.leader,
+            item: self.leader_item,
+            waiter: self.leader,
             remaining: self.len,
             _items: PhantomData,
         }
@@ -423,6 +451,39 @@ pub(crate) unsafe fn item_mut<'a, T>(waiter: *const Waiter<T>) -> &'a mut T {
     unsafe { (*waiter).item.with_mut(|item| (*item).assume_init_mut()) }
 }
 
+/// An item behind a member pointer, shared.
+///
+/// # Safety
+///
+/// `item` must be live and not mutated during `'a`.
+#[inline]
+unsafe fn as_ref<'a, T>(item: *mut T) -> &'a T {
+    // SAFETY: the caller's contract.
+    unsafe { &*item }
+}
+
+/// An item behind a member pointer, mutably.
+///
+/// # Safety
+///
+/// `item` must be live and accessed by nobody else during `'a`.
+#[inline]
+unsafe fn as_mut<'a, T>(item: *mut T) -> &'a mut T {
+    // SAFETY: the caller's contract.
+    unsafe { &mut *item }
+}
+
+/// The item of a live waiter, as a pointer.
+///
+/// # Safety
+///
+/// `waiter` must be live and hold an item.
+#[inline]
+unsafe fn item_ptr<T>(waiter: *const Waiter<T>) -> *mut T {
+    // SAFETY: the caller guarantees the waiter is live.
+    unsafe { (*waiter).item.with_mut(|item| item.cast::<T>()) }
+}
+
 /// Steps from a member to the next one.
 ///
 /// # Safety
@@ -444,7 +505,10 @@ macro_rules! member_iter {
     ($name:ident, $item:ty, $get:ident, $doc:literal) => {
         #[doc = $doc]
         pub struct $name<'a, T> {
-            next: *const Waiter<T>,
+            /// The next item to yield, held by `waiter` (except a lone
+            /// leader's, which `waiter` does not hold).
+            item: *mut T,
+            waiter: *const Waiter<T>,
             remaining: usize,
             _items: PhantomData<$item>,
         }
@@ -465,11 +529,15 @@ macro_rules! member_iter {
                 if self.remaining == 0 {
                     return None;
                 }
-                let current = self.next;
+                let current = self.item;
                 self.remaining -= 1;
                 if self.remaining > 0 {
-                    // SAFETY: `current` is a live member and not the last one.
-                    self.next = unsafe { next_member(current) };
+                    // SAFETY: `waiter` is a live member and not the last one,
+                    // so a node (a group of one has no other member).
+                    unsafe {
+                        self.waiter = next_member(self.waiter);
+                        self.item = item_ptr(self.waiter);
+                    }
                 }
                 // SAFETY: the `GroupMembers` this iterator borrows guarantees
                 // every member is live with an item it alone accesses; each
@@ -491,13 +559,13 @@ macro_rules! member_iter {
 member_iter!(
     Iter,
     &'a T,
-    item_ref,
+    as_ref,
     "The items of a group, from [`GroupMembers::iter`]."
 );
 member_iter!(
     IterMut,
     &'a mut T,
-    item_mut,
+    as_mut,
     "The items of a group, mutably, from [`GroupMembers::iter_mut`]."
 );
 

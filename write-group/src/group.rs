@@ -1025,10 +1025,150 @@ where
     /// let group = WriteGroup::default();
     /// assert_eq!(group.write(&FailingLog, 7), Err(WriteError::Group("disk full")));
     /// ```
+    #[inline]
     pub fn write(&self, commit: &C, item: T) -> Result<T, WriteError<C::Error>> {
+        let window = commit.gather_window(&item);
+        // A writer that gathers expects an expensive group step: it queues
+        // at once, to share it.
+        if window.is_zero() && self.try_lead_alone() {
+            return self.write_alone(commit, item);
+        }
+        self.write_queued(commit, item, window)
+    }
+
+    /// Takes the lead of an idle queue without a node: the lone-writer
+    /// fast path, one CAS as a mutex's lock.
+    #[inline]
+    fn try_lead_alone(&self) -> bool {
+        // Acquire: pairs with the Release that emptied the queue, so we see
+        // the previous group published. Relaxed on failure: we then queue,
+        // and `link` reads the head again.
+        self.hot
+            .newest
+            .compare_exchange(ptr::null_mut(), self.lone_marker(), Acquire, Relaxed)
+            .is_ok()
+    }
+
+    /// What the queue head holds while a writer that found it idle leads
+    /// without a node: an address no node can have (our own), never
+    /// dereferenced as a waiter. Writers that arrive meanwhile link onto it
+    /// and get the lead from `release_alone_slow`. Stable while it is in
+    /// the queue, since a write borrows the group.
+    #[inline]
+    fn lone_marker(&self) -> *mut Waiter<T> {
+        ptr::from_ref(self).cast_mut().cast()
+    }
+
+    /// Leads a group of one whose item stays on our stack: lead, apply,
+    /// publish and hand on, with no node and no queue walk. What
+    /// `write_queued` does for a writer that finds the queue empty, at the
+    /// cost of a mutex's lock and unlock in atomic operations.
+    #[inline]
+    fn write_alone(&self, commit: &C, mut item: T) -> Result<T, WriteError<C::Error>> {
+        let size = commit.size(&item);
+        self.counters.group(1, &self.hot.groups_of_one);
+        // SAFETY: we lead (the marker is at the head), and the view lives
+        // only for this `lead` call.
+        let mut members = unsafe { GroupMembers::alone(&mut item, size, self.id) };
+        let led = catch_unwind(AssertUnwindSafe(|| commit.lead(&mut members)));
+        let Lead { mode, token } = match led {
+            Ok(Ok(lead)) => lead,
+            Ok(Err(error)) => {
+                self.release_alone();
+                return Err(WriteError::Group(error));
+            }
+            Err(panic) => {
+                self.release_alone();
+                resume_unwind(panic);
+            }
+        };
+        let ticket = self.take_ticket();
+        let early_hand_off = mode == ApplyMode::Pipelined && self.publishes_next(ticket);
+        if early_hand_off {
+            self.release_alone();
+        }
+        let applied = catch_unwind(AssertUnwindSafe(|| commit.apply(&mut item, &token)));
+        let published = self.publish_in_turn(commit, token, ticket, early_hand_off);
+        if !early_hand_off {
+            self.release_alone();
+        }
+        // As for a write in a node: a panic of `apply` first, then one of
+        // `publish`.
+        if let Err(panic) = applied {
+            resume_unwind(panic);
+        }
+        if let Some(panic) = published {
+            resume_unwind(panic);
+        }
+        Ok(item)
+    }
+
+    /// Ends a lone writer's lead: empties the queue, or hands the lead to
+    /// the oldest writer that linked onto the marker meanwhile.
+    #[inline]
+    fn release_alone(&self) {
+        // Release: the next writer to find the queue empty acquires this and
+        // sees our group published. Relaxed on failure: the slow path
+        // re-reads with Acquire.
+        if self
+            .hot
+            .newest
+            .compare_exchange(self.lone_marker(), ptr::null_mut(), Release, Relaxed)
+            .is_err()
+        {
+            self.release_alone_slow();
+        }
+    }
+
+    #[cold]
+    fn release_alone_slow(&self) {
+        let marker = self.lone_marker();
+        // Acquire: pairs with the Release CASes in `link`, so the links of
+        // the writers queued above the marker are visible.
+        let mut word = self.hot.newest.load(Acquire);
+        while untagged(word) == marker {
+            // Only a stall came meanwhile: keep its tag. Release: as in
+            // `release_alone`; Acquire on failure: as above.
+            match self.hot.newest.compare_exchange_weak(
+                word,
+                word.map_addr(|addr| addr & STALL_TAG),
+                Release,
+                Acquire,
+            ) {
+                Ok(_) => return,
+                Err(actual) => word = actual,
+            }
+        }
+        let mut oldest = untagged(word).cast_const();
+        loop {
+            // SAFETY: the writers above the marker are queued and wait for a
+            // role that only we can give, so they are live. Relaxed: covered
+            // by the head's Acquire.
+            let older = unsafe { (*oldest).link_older.load(Relaxed) };
+            if older == marker {
+                break;
+            }
+            oldest = older;
+        }
+        // SAFETY: `oldest` waits for a role, so it is live; it must never
+        // follow its link to the marker. Relaxed: published by `set_state`'s
+        // Release, which also publishes our group to the new leader.
+        unsafe {
+            (*oldest).link_older.store(ptr::null_mut(), Relaxed);
+            Self::set_state(oldest, LEADER);
+        }
+    }
+
+    /// A write that queues: the writer leads a group of the writers queued
+    /// behind it, or waits for the group that takes its item.
+    fn write_queued(
+        &self,
+        commit: &C,
+        item: T,
+        window: Duration,
+    ) -> Result<T, WriteError<C::Error>> {
         let size = commit.size(&item);
         let no_slowdown = commit.no_slowdown(&item);
-        let window = commit.gather_window(&item);
         let gathers = !window.is_zero();
         if gathers {
             self.gathering.enter();
@@ -1038,8 +1178,6 @@ where
         // until it is completed (or, as leader, completes everyone else).
         let node = &owned;
         let me = node.as_waiter();
-        // A writer that gathers expects an expensive group step: it queues
-        // at once, to share it.
         let barge_budget = if gathers { 0 } else { self.options.barge_spins };
         let leads_at_once = match self.link(me, no_slowdown, false, barge_budget) {
             Ok(leads) => leads,

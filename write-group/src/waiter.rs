@@ -9,7 +9,7 @@
 //! | state             | meaning                                          | set by                                   | next states                                      |
 //! |-------------------|--------------------------------------------------|------------------------------------------|--------------------------------------------------|
 //! | `WAITING`         | queued, waits for a role                         | the owner, before linking                | `LEADER`, `PARALLEL_WRITER`, `PARALLEL_CALLER`, `COMPLETED` |
-//! | `LEADER`          | leads the next group (or holds an unbatched entry)| the previous group's exit (a writer that finds the queue empty leads in state `WAITING`) | `COMPLETED` (parallel group), or none: the leader finishes its own call |
+//! | `LEADER`          | leads the next group (or holds an unbatched entry)| the previous group's exit, or a lone writer's unlock (a writer that finds the queue empty leads in state `WAITING`, or with no node at all) | `COMPLETED` (parallel group), or none: the leader finishes its own call |
 //! | `PARALLEL_WRITER` | applies its own item in a parallel group         | the leader or a caller                   | `COMPLETED`                                      |
 //! | `PARALLEL_CALLER` | wakes every stride-th member after it, then applies | the leader                            | `COMPLETED`                                      |
 //! | `COMPLETED`       | done; the outcome is in the node                 | the group's exit, or a leader failing it for a stall | none: terminal, the owner returns and the node vanishes |
@@ -36,6 +36,19 @@
 //! window may watch a running group end and lead at once instead
 //! ([`Options::barge_spins`](crate::Options::barge_spins)); it is in no
 //! state then, since it is not linked yet.
+//!
+//! # A lone writer has no node
+//!
+//! A writer without a gather window that finds the queue idle puts a marker
+//! (the write group's own address, never dereferenced) at the queue head
+//! instead of a node, and leads a group of one with its item on its stack:
+//! a lock is one CAS, an unlock another. Writers that arrive meanwhile link
+//! onto the marker as onto any leader; the lone writer's unlock CAS then
+//! fails, and it walks to the oldest of them, clears that writer's link to
+//! the marker and sets it `LEADER`. The marker is therefore never a state,
+//! only a head and a `link_older` value that no walk follows: a leader's
+//! walks end at itself, and the oldest writer's link is cleared before it
+//! leads.
 
 use std::mem::MaybeUninit;
 
@@ -70,7 +83,8 @@ pub(crate) const JOIN_GOALS: u32 = LEADER | PARALLEL_WRITER | PARALLEL_CALLER | 
 pub(crate) struct Waiter<T> {
     /// The state word (see the module's table), which is also the futex.
     pub(crate) futex: OwnedFutex,
-    /// The next older writer in the queue (null for the oldest).
+    /// The next older writer in the queue (null for the oldest; the lone
+    /// marker while the oldest waits for a lone writer's hand-off).
     pub(crate) link_older: AtomicPtr<Waiter<T>>,
     /// The next newer writer, filled in lazily by leaders (null until then,
     /// and for the newest).

@@ -328,7 +328,9 @@ fn tree_wake_up_with_threshold_three() {
 #[test]
 fn tree_wake_up_with_a_caller_waking_a_member() {
     // Four writers race; in the executions where they form one group of 4,
-    // the stride is 2: member 1 is a caller and wakes member 3.
+    // the stride is 2: member 1 is a caller and wakes member 3. They gather,
+    // since a writer that finds the queue idle and does not gather leads a
+    // group of one at once.
     static CALLER_WAKEUPS_SEEN: std::sync::atomic::AtomicUsize =
         std::sync::atomic::AtomicUsize::new(0);
     loom::model(|| {
@@ -339,6 +341,7 @@ fn tree_wake_up_with_a_caller_waking_a_member() {
         let group = Arc::new(WriteGroup::new(options));
         let model = Arc::new(Model {
             parallel: true,
+            gathers: true,
             ..Model::default()
         });
         let handles: Vec<_> = (1..4)

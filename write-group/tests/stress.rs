@@ -51,6 +51,10 @@ struct Engine {
     /// How long `lead` sleeps for a group with a sync write: a stand-in
     /// for `fdatasync`.
     sync_sleep: Duration,
+    /// Busy-wait hints in every `lead`, a stand-in for a log append: long
+    /// enough that writers arrive while a group runs and groups form (a
+    /// lone writer's few-nanosecond group would rarely meet another).
+    lead_spins: u32,
 }
 
 impl Engine {
@@ -66,6 +70,7 @@ impl Engine {
             failed_groups: AtomicUsize::new(0),
             gather: Duration::ZERO,
             sync_sleep: Duration::ZERO,
+            lead_spins: 64,
         }
     }
 }
@@ -133,6 +138,9 @@ impl Commit<Write> for Engine {
         }
         let last = sequence - 1;
         self.last_sequence.store(last, Relaxed);
+        for _ in 0..self.lead_spins {
+            std::hint::spin_loop();
+        }
         if group.leader().sync && !self.sync_sleep.is_zero() {
             thread::sleep(self.sync_sleep);
         }
