@@ -433,9 +433,9 @@ impl<'a, T> IntoIterator for &'a mut GroupMembers<'_, T> {
 /// finished) that nobody mutates during `'a`.
 #[inline]
 pub(crate) unsafe fn item_ref<'a, T>(waiter: *const Waiter<T>) -> &'a T {
-    // SAFETY: the caller guarantees the waiter is live and its item
-    // initialised and shared.
-    unsafe { (*waiter).item.with(|item| (*item).assume_init_ref()) }
+    // SAFETY: the caller guarantees the waiter is live and its item (live
+    // for as long as the waiter is) shared.
+    unsafe { (*waiter).item.with(|item| &**item) }
 }
 
 /// The item of a live waiter, mutably.
@@ -446,9 +446,9 @@ pub(crate) unsafe fn item_ref<'a, T>(waiter: *const Waiter<T>) -> &'a T {
 /// finished) that nobody else accesses during `'a`.
 #[inline]
 pub(crate) unsafe fn item_mut<'a, T>(waiter: *const Waiter<T>) -> &'a mut T {
-    // SAFETY: the caller guarantees the waiter is live and its item
-    // initialised and ours.
-    unsafe { (*waiter).item.with_mut(|item| (*item).assume_init_mut()) }
+    // SAFETY: the caller guarantees the waiter is live and its item (live
+    // for as long as the waiter is) ours.
+    unsafe { (*waiter).item.with_mut(|item| &mut **item) }
 }
 
 /// An item behind a member pointer, shared.
@@ -481,7 +481,7 @@ unsafe fn as_mut<'a, T>(item: *mut T) -> &'a mut T {
 #[inline]
 unsafe fn item_ptr<T>(waiter: *const Waiter<T>) -> *mut T {
     // SAFETY: the caller guarantees the waiter is live.
-    unsafe { (*waiter).item.with_mut(|item| item.cast::<T>()) }
+    unsafe { (*waiter).item.with_mut(|item| *item) }
 }
 
 /// Steps from a member to the next one.

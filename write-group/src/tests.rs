@@ -796,3 +796,64 @@ fn a_failed_or_panicked_write_drops_its_item() {
     assert_eq!(std::sync::Arc::strong_count(&item), 2);
     drop(back);
 }
+
+/// Writes in place leave each item in its submitter's frame: a queued
+/// group's leader (serial) or each member (parallel) updates it through the
+/// borrow, and a failed or stalled write leaves it with its submitter.
+#[test]
+fn writes_in_place_are_updated_where_they_stand_and_kept_on_failure() {
+    let n = if cfg!(miri) { 3 } else { 6 };
+    for (parallel, fail_with) in [(false, None), (true, None), (false, Some("log full"))] {
+        let group = Group::new(quiet_options());
+        let recorder = Recorder {
+            parallel,
+            fail_with,
+            ..Recorder::default()
+        };
+        thread::scope(|s| {
+            let guard = group.enter_unbatched();
+            let mut handles = Vec::new();
+            for id in 0..n {
+                let (group, recorder) = (&group, &recorder);
+                handles.push(s.spawn(move || {
+                    let mut item = Item::new(id);
+                    let outcome = group.write_in_place(recorder, &mut item);
+                    (outcome, item, thread::current().id())
+                }));
+                while guard.queued() < id + 1 {
+                    thread::yield_now();
+                }
+            }
+            drop(guard);
+            let leader_thread = handles[0].thread().id();
+            for (id, handle) in handles.into_iter().enumerate() {
+                let (outcome, item, thread) = handle.join().unwrap();
+                assert_eq!(item.id, id);
+                if let Some(error) = fail_with {
+                    assert_eq!(outcome, Err(WriteError::Group(error)));
+                    assert_eq!((item.applied, item.applied_on), (0, None));
+                } else {
+                    assert_eq!(outcome, Ok(()));
+                    assert_eq!(item.applied, 1);
+                    let applier = if parallel { thread } else { leader_thread };
+                    assert_eq!(item.applied_on, Some(applier));
+                }
+            }
+        });
+        assert_eq!(recorder.groups.lock().unwrap().len(), 1);
+    }
+    let group = Group::new(quiet_options());
+    let recorder = Recorder::default();
+    let mut item = Item {
+        no_slowdown: true,
+        ..Item::new(7)
+    };
+    assert!(group.stall());
+    assert_eq!(
+        group.write_in_place(&recorder, &mut item),
+        Err(WriteError::Stalled)
+    );
+    assert!(group.release_stall());
+    assert_eq!(group.write_in_place(&recorder, &mut item), Ok(()));
+    assert_eq!((item.id, item.applied), (7, 1));
+}

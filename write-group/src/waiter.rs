@@ -50,8 +50,6 @@
 //! walks end at itself, and the oldest writer's link is cleared before it
 //! leads.
 
-use std::mem::MaybeUninit;
-
 use crate::sync::{AtomicPtr, OwnedFutex, UnsafeCell};
 
 /// Queued, waiting for a role.
@@ -89,11 +87,12 @@ pub(crate) struct Waiter<T> {
     /// The next newer writer, filled in lazily by leaders (null until then,
     /// and for the newest).
     pub(crate) link_newer: AtomicPtr<Waiter<T>>,
-    /// The work item: initialised from creation until its owner takes it
-    /// back in `Node::finish`, except in an unbatched entry, which has none.
-    /// Not an `Option`, whose tag would cost a write and a check per write
-    /// and a second copy of the item when taken out.
-    pub(crate) item: UnsafeCell<MaybeUninit<T>>,
+    /// The work item, which stays in its submitter's frame (borrowed for
+    /// the write, so live while the waiter is queued): a writer's item is
+    /// never moved, however large. Null in an unbatched entry. In a cell so
+    /// that loom checks every access to the item through it (`with` for a
+    /// shared access, `with_mut` for a mutable one).
+    pub(crate) item: UnsafeCell<*mut T>,
     /// The item's size for the group's byte cap.
     pub(crate) size: usize,
     /// Fail rather than wait when the group is stalled.
@@ -104,14 +103,9 @@ pub(crate) struct Waiter<T> {
 
 impl<T> Waiter<T> {
     /// A waiter in state `WAITING`, owned by the calling thread; `item` is
-    /// uninitialised exactly when `unbatched`.
+    /// null exactly when `unbatched`.
     #[inline]
-    pub(crate) fn new(
-        item: MaybeUninit<T>,
-        size: usize,
-        no_slowdown: bool,
-        unbatched: bool,
-    ) -> Self {
+    pub(crate) fn new(item: *mut T, size: usize, no_slowdown: bool, unbatched: bool) -> Self {
         Self {
             futex: OwnedFutex::new(WAITING),
             link_older: AtomicPtr::new(std::ptr::null_mut()),
