@@ -692,7 +692,7 @@ impl DB {
         }
         self.shared.check_bg_error()?;
         self.shared.make_room_for_write(wo.no_slowdown)?;
-        let item = WriteItem {
+        let mut item = WriteItem {
             batch,
             sync: wo.sync,
             disable_wal: wo.disable_wal,
@@ -700,10 +700,11 @@ impl DB {
             first_sequence: 0,
             mem: None,
         };
-        let item = self
-            .shared
+        // In place: the item stays in this frame while the group's leader
+        // fills in its sequence and memtable.
+        self.shared
             .group
-            .write(&*self.shared, item)
+            .write_in_place(&*self.shared, &mut item)
             .map_err(|e| match e {
                 write_group::WriteError::Group(e) => e,
                 write_group::WriteError::Stalled => Error::WriteStall,
