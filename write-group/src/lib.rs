@@ -3,8 +3,10 @@
 //!
 //! # What it is
 //!
-//! Threads submit writes with [`WriteGroup::write`]. Each pushes a node that
-//! lives on its own stack onto a lock-free queue (one CAS). The writer that
+//! Threads submit writes with [`WriteGroup::write`], or with
+//! [`WriteGroup::write_in_place`], which borrows the item instead of moving
+//! it in and out (the call for items larger than a few words). Each pushes a
+//! node that lives on its own stack onto a lock-free queue (one CAS). The writer that
 //! finds the queue empty *leads*: it gathers the writers queued behind it
 //! into a group (up to a byte cap, a member cap, and a compatibility
 //! predicate), runs the group's shared step once for everyone
