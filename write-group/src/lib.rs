@@ -5,11 +5,11 @@
 //!
 //! Threads submit writes with [`WriteGroup::write`], or with
 //! [`WriteGroup::write_in_place`], which borrows the item instead of moving
-//! it in and out (the call for items larger than a few words). Each pushes a
-//! node that lives on its own stack onto a lock-free queue (one CAS). The writer that
-//! finds the queue empty *leads*: it gathers the writers queued behind it
-//! into a group (up to a byte cap, a member cap, and a compatibility
-//! predicate), runs the group's shared step once for everyone
+//! it in and out (the call for items larger than a few words). Each pushes
+//! a node that lives on its own stack onto a lock-free queue (one CAS). The
+//! writer that finds the queue empty *leads*: it gathers the writers queued
+//! behind it into a group (up to a byte cap, a member cap, and a
+//! compatibility predicate), runs the group's shared step once for everyone
 //! ([`Commit::lead`]: in a storage engine, assign sequence numbers, append
 //! one log record, `fdatasync` once), then either applies every member's
 //! item itself or lets each member apply its own in parallel
