@@ -282,8 +282,8 @@ pub trait Commit<T> {
 /// assert_eq!(group.write(&Numbering, (99, "a")), Ok((0, "a")));
 /// ```
 pub struct GroupMembers<'g, T> {
-    /// The leader's item: in its node, or, for a writer that found the
-    /// queue idle, on its own stack.
+    /// The leader's item, in its submitter's frame (reached through its
+    /// node, or directly for a writer that found the queue idle).
     leader_item: *mut T,
     /// The leader's waiter, through which the other members are reached;
     /// never followed in a group of one (a lone writer has no node).

@@ -41,7 +41,7 @@
 //!
 //! A writer without a gather window that finds the queue idle puts a marker
 //! (the write group's own address, never dereferenced) at the queue head
-//! instead of a node, and leads a group of one with its item on its stack:
+//! instead of a node, and leads a group of one with its item where it is:
 //! a lock is one CAS, an unlock another. Writers that arrive meanwhile link
 //! onto the marker as onto any leader; the lone writer's unlock CAS then
 //! fails, and it walks to the oldest of them, clears that writer's link to
