@@ -20,7 +20,7 @@
 //! | 2 | publishes its thread, sets `waiting` | |
 //! | 3 | stores how many joiners are `missing`, `SeqCst` fence | `SeqCst` fence |
 //! | 4 | recounts; enough or past the window: clears `waiting`, seals; more than before: back to 3 | reads `waiting`; if set, takes one from `missing` |
-//! | 5 | parks until the window ends or a joiner unparks it; back to 3 | took the last one: unparks the leader |
+//! | 5 | yields its time slice, or once the yield budget is spent parks until the window ends or a joiner unparks it; back to 3 | took the last one: unparks the leader |
 //!
 //! The two fences make step 3 and step 4 a Dekker handshake: the joiner
 //! takes its share of the `missing` the leader stored, or the leader's
@@ -34,6 +34,17 @@
 //! Joiners without a window of their own count in the recount as well, so
 //! they take a share too; they peek at `waiting` before the fence (see
 //! `Gathering::joined`).
+//!
+//! The leader yields before it parks, for at most `Options::max_yield_usec`
+//! (100 µs) of the window: while the writers it waits for are being woken
+//! and come back, the cores have runnable threads, so a yield hands its
+//! slice to one of them and costs no context switch back, while a park costs
+//! one out and one in on the path between two syncs. In a scratch driver
+//! (8 writers each syncing groups of 8 on the 2-core VM) yielding cut the
+//! time from one lead step's end to the next one's start from 50-56 µs to
+//! 33-35 µs, and CPU per write from 15.6-17.4 µs to 12.7-13.4 µs. The yield
+//! phase is bounded like every other wait's: a leader whose writers do not
+//! come burns at most that budget, then sleeps.
 //!
 //! Under loom the leader recounts twice with a yield between, and joiners
 //! wake nobody: the model checks the walk over a queue that grows while it
@@ -156,6 +167,7 @@ impl Gathering {
     pub(crate) fn wait_for_writers(
         &self,
         window: Duration,
+        yield_for: Duration,
         max_members: usize,
         mut count: impl FnMut() -> Queued,
     ) -> Waited {
@@ -170,25 +182,30 @@ impl Gathering {
             self.learned.store(first.writers, Relaxed);
             return Waited::No;
         }
-        let (waited, last) = self.sleep_until_counted(window, wanted, first.writers, &mut count);
+        let (waited, last) =
+            self.sleep_until_counted(window, yield_for, wanted, first.writers, &mut count);
         // Relaxed: see `learned`.
         self.learned.store(last.writers, Relaxed);
         waited
     }
 
-    /// Recounts until `wanted` writers or someone urgent are queued, sleeping
-    /// in between, for at most `window`.
+    /// Recounts until `wanted` writers or someone urgent are queued,
+    /// yielding in between for up to `yield_for` and sleeping after that,
+    /// for at most `window`.
     #[cfg(not(loom))]
     fn sleep_until_counted(
         &self,
         window: Duration,
+        yield_for: Duration,
         wanted: usize,
         first: usize,
         count: &mut impl FnMut() -> Queued,
     ) -> (Waited, Queued) {
         use std::time::Instant;
 
-        let deadline = Instant::now() + window;
+        let start = Instant::now();
+        let deadline = start + window;
+        let yield_until = start + yield_for.min(window);
         *self.sleeper.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current());
         // Relaxed: the fence below orders it before the recount.
         self.waiting.store(true, Relaxed);
@@ -213,7 +230,11 @@ impl Gathering {
             if now >= deadline {
                 break (Waited::TimedOut, queued);
             }
-            std::thread::park_timeout(deadline - now);
+            if now < yield_until {
+                std::thread::yield_now();
+            } else {
+                std::thread::park_timeout(deadline - now);
+            }
         };
         // Relaxed: a joiner that still sees the flag only unparks us
         // spuriously, which `park` allows.
@@ -227,11 +248,12 @@ impl Gathering {
     fn sleep_until_counted(
         &self,
         window: Duration,
+        yield_for: Duration,
         wanted: usize,
         first: usize,
         count: &mut impl FnMut() -> Queued,
     ) -> (Waited, Queued) {
-        let _ = (window, first);
+        let _ = (window, yield_for, first);
         let mut queued = count();
         for _ in 0..2 {
             loom::thread::yield_now();
@@ -259,7 +281,10 @@ mod tests {
     fn a_lone_writer_never_waits() {
         let gathering = Gathering::default();
         gathering.enter();
-        let waited = gathering.wait_for_writers(Duration::from_secs(60), usize::MAX, || queued(1));
+        let waited =
+            gathering.wait_for_writers(Duration::from_secs(60), Duration::ZERO, usize::MAX, || {
+                queued(1)
+            });
         assert_eq!(waited, Waited::No);
     }
 
@@ -270,9 +295,12 @@ mod tests {
         // The recount after the handshake finds everyone; a shortfall would
         // park and time out after the window.
         let mut counts = [1, 3].into_iter();
-        let waited = gathering.wait_for_writers(Duration::from_millis(20), usize::MAX, || {
-            queued(counts.next().expect("stops counting at three"))
-        });
+        let waited = gathering.wait_for_writers(
+            Duration::from_millis(20),
+            Duration::ZERO,
+            usize::MAX,
+            || queued(counts.next().expect("stops counting at three")),
+        );
         assert_eq!(waited, Waited::Gathered);
         assert_eq!(gathering.learned.load(Relaxed), 3);
     }
@@ -281,13 +309,21 @@ mod tests {
     fn a_timeout_lowers_the_count_to_what_came() {
         let gathering = Gathering::default();
         (0..4).for_each(|_| gathering.enter());
-        let waited = gathering.wait_for_writers(Duration::from_millis(1), usize::MAX, || queued(2));
+        let waited = gathering.wait_for_writers(
+            Duration::from_millis(1),
+            Duration::ZERO,
+            usize::MAX,
+            || queued(2),
+        );
         assert_eq!(waited, Waited::TimedOut);
         assert_eq!(gathering.learned.load(Relaxed), 2);
         // Two writers leave for good: the next leader no longer waits.
         gathering.leave();
         gathering.leave();
-        let waited = gathering.wait_for_writers(Duration::from_secs(60), usize::MAX, || queued(2));
+        let waited =
+            gathering.wait_for_writers(Duration::from_secs(60), Duration::ZERO, usize::MAX, || {
+                queued(2)
+            });
         assert_eq!(waited, Waited::No);
     }
 
@@ -295,7 +331,8 @@ mod tests {
     fn the_member_cap_and_urgent_writers_end_the_wait() {
         let gathering = Gathering::default();
         (0..8).for_each(|_| gathering.enter());
-        let capped = gathering.wait_for_writers(Duration::from_secs(60), 2, || queued(2));
+        let capped =
+            gathering.wait_for_writers(Duration::from_secs(60), Duration::ZERO, 2, || queued(2));
         assert_eq!(capped, Waited::No);
         let mut counts = [
             queued(1),
@@ -305,10 +342,30 @@ mod tests {
             },
         ]
         .into_iter();
-        let urgent = gathering.wait_for_writers(Duration::from_secs(60), usize::MAX, || {
-            counts.next().expect("stops at the urgent writer")
-        });
+        let urgent =
+            gathering.wait_for_writers(Duration::from_secs(60), Duration::ZERO, usize::MAX, || {
+                counts.next().expect("stops at the urgent writer")
+            });
         assert_eq!(urgent, Waited::Gathered);
+    }
+
+    /// A leader that yields recounts between yields: it sees writers that
+    /// queue without waking it, and still gives up after its window.
+    #[test]
+    fn a_yielding_leader_recounts_and_times_out() {
+        let gathering = Gathering::default();
+        (0..3).for_each(|_| gathering.enter());
+        let mut counts = [1, 1, 1, 1, 3].into_iter();
+        let window = Duration::from_secs(60);
+        let gathered = gathering.wait_for_writers(window, window, usize::MAX, || {
+            queued(counts.next().expect("stops counting at three"))
+        });
+        assert_eq!(gathered, Waited::Gathered);
+        let (budget, window) = (Duration::from_millis(1), Duration::from_millis(5));
+        let started = std::time::Instant::now();
+        let timed_out = gathering.wait_for_writers(window, budget, usize::MAX, || queued(1));
+        assert_eq!(timed_out, Waited::TimedOut);
+        assert!(started.elapsed() >= window);
     }
 
     /// Long enough that only a wake-up ends a wait in time; a wait that
@@ -336,9 +393,10 @@ mod tests {
                 gathering.joined(true);
             });
             // Only the joiner's wake-up ends the wait before the window does.
-            let waited = gathering.wait_for_writers(TEST_WINDOW, usize::MAX, || {
-                queued(if joined.load(SeqCst) { 2 } else { 1 })
-            });
+            let waited =
+                gathering.wait_for_writers(TEST_WINDOW, Duration::ZERO, usize::MAX, || {
+                    queued(if joined.load(SeqCst) { 2 } else { 1 })
+                });
             assert_eq!(waited, Waited::Gathered);
         });
     }
@@ -360,8 +418,10 @@ mod tests {
                 queued_now.store(3, SeqCst);
                 gathering.joined(true);
             });
-            let waited = gathering
-                .wait_for_writers(TEST_WINDOW, usize::MAX, || queued(queued_now.load(SeqCst)));
+            let waited =
+                gathering.wait_for_writers(TEST_WINDOW, Duration::ZERO, usize::MAX, || {
+                    queued(queued_now.load(SeqCst))
+                });
             assert_eq!(waited, Waited::Gathered);
         });
     }

@@ -1361,11 +1361,14 @@ where
     #[cold]
     fn wait_for_writers(&self, me: *const Waiter<T>, window: Duration) {
         let max_members = self.options.max_group_members.max(1);
+        let yield_for = Duration::from_micros(self.options.max_yield_usec.into());
         // SAFETY: we lead, so `me` stays queued and nobody else gives the
         // writers above us a role while we count.
         let waited = self
             .gathering
-            .wait_for_writers(window, max_members, || unsafe { self.count_queued(me) });
+            .wait_for_writers(window, yield_for, max_members, || unsafe {
+                self.count_queued(me)
+            });
         self.counters.gathered(waited);
     }
 

@@ -74,7 +74,10 @@ pub struct Options {
     /// outlast an in-memory group, far shorter than an `fdatasync`.
     pub barge_spins: u32,
     /// How long a waiter may yield its time slice before it sleeps on its
-    /// futex, in microseconds; 0 skips the yield phase (RocksDB: 100).
+    /// futex, in microseconds; 0 skips the yield phase (RocksDB: 100). Also
+    /// how long a leader waiting for writers to gather
+    /// ([`Commit::gather_window`](crate::Commit::gather_window)) yields
+    /// before it parks for the rest of its window.
     pub max_yield_usec: u32,
     /// A yield that takes at least this long (microseconds) is *slow*: another
     /// thread ran. Three slow yields end the yield phase (RocksDB: 3).
