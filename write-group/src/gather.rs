@@ -41,7 +41,7 @@
 //! slice to one of them and costs no context switch back, while a park costs
 //! one out and one in on the path between two syncs. In a scratch driver
 //! (8 writers each syncing groups of 8 on the 2-core VM) yielding cut the
-//! time from one lead step's end to the next one's start from 50-56 µs to
+//! time from one lead step's end to the next one's start from 50-59 µs to
 //! 33-35 µs, and CPU per write from 15.6-17.4 µs to 12.7-13.4 µs. The yield
 //! phase is bounded like every other wait's: a leader whose writers do not
 //! come burns at most that budget, then sleeps.
