@@ -2,7 +2,7 @@
 //!
 //! Each thread makes `BATCH` allocations of 16..=128 bytes (8-aligned, sizes
 //! from a fixed seed) and writes every byte of each. Contenders, at 1, 2 and
-//! 4 threads:
+//! 4 threads (`BENCH_THREADS=1,2,4,8,16` for other counts):
 //! - `ConcurrentArena` (default options), without its thread cache (RocksDB's
 //!   algorithm alone: a spin lock per allocation), and, on fresh memory, with
 //!   `prefault`,
@@ -45,8 +45,11 @@ use rand::{Rng, SeedableRng};
 
 /// Allocations per thread per round (about 1.2 MB of 72-byte average).
 const BATCH: usize = 16 * 1024;
-const THREADS: [usize; 3] = [1, 2, 4];
-const MAX_THREADS: usize = 4;
+/// The thread counts measured: `BENCH_THREADS`, else 1, 2, 4.
+fn thread_counts() -> &'static [usize] {
+    static THREADS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    THREADS.get_or_init(|| benches::thread_counts(&[1, 2, 4]))
+}
 /// Untimed rounds before the timed ones in the prefaulted regime: bumpalo
 /// keeps only its last chunk on `reset`, so it needs a few rounds before that
 /// chunk holds a whole round.
@@ -58,7 +61,8 @@ fn sizes() -> &'static [usize] {
     static SIZES: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
     SIZES.get_or_init(|| {
         let mut rng = SmallRng::seed_from_u64(0x5EED);
-        (0..BATCH * MAX_THREADS)
+        let max_threads = thread_counts().iter().copied().max().unwrap_or(1);
+        (0..BATCH * max_threads)
             .map(|_| rng.random_range(16..=128))
             .collect()
     })
@@ -340,7 +344,7 @@ fn bench_regime(c: &mut Criterion, fresh: bool) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(2));
-    for threads in THREADS {
+    for &threads in thread_counts() {
         group.throughput(Throughput::Elements((threads * BATCH) as u64));
         let mut run = |name: &str, f: fn(usize, u64, bool) -> Duration| {
             group.bench_function(BenchmarkId::new(name, threads), |b| {
@@ -387,7 +391,10 @@ fn waste_report(_: &mut Criterion) {
         "Mutex<Bump>",
         "Bump per thread"
     );
-    for (threads, cache) in THREADS.into_iter().flat_map(|t| [(t, true), (t, false)]) {
+    for (threads, cache) in thread_counts()
+        .iter()
+        .flat_map(|&t| [(t, true), (t, false)])
+    {
         let arena = ArenaOptions::new()
             .thread_cache(cache)
             .build_concurrent()

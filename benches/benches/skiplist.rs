@@ -2,7 +2,9 @@
 //! would pick instead, in one run.
 //!
 //! Workload (issue 4): N entries (`SKIPLIST_BENCH_N`, default 1,000,000),
-//! each a random 16-byte key with a 100-byte value.
+//! each a random 16-byte key with a 100-byte value. `BENCH_THREADS` (say
+//! `1,2,4,8,16`) replaces the thread counts of the random inserts and the
+//! lookups.
 //!
 //! | group | what is timed |
 //! |---|---|
@@ -435,7 +437,7 @@ fn lookup<C: Contender>(c: &mut Criterion, data: &Data) {
     let mut group = c.benchmark_group("skiplist_lookup");
     group.sampling_mode(SamplingMode::Flat).sample_size(10);
     group.throughput(Throughput::Elements(data.lookups.len() as u64));
-    for threads in [1, 2] {
+    for threads in benches::thread_counts(&[1, 2]) {
         group.bench_function(BenchmarkId::new(C::NAME, format!("{threads}t")), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
@@ -476,7 +478,7 @@ fn benches(c: &mut Criterion) {
     let data = Data::new(entries());
     report_memory(&data);
 
-    let threads = [1, 2, 4];
+    let threads = benches::thread_counts(&[1, 2, 4]);
     insert_random::<Ours<false>>(c, &data, &threads);
     insert_random::<Ours<true>>(c, &data, &threads);
     insert_random::<Ours<false, true>>(c, &data, &threads);

@@ -5,7 +5,7 @@
 //!
 //! - `append_fresh/<contender>/t<threads>_b<batch>` and
 //!   `append_prefaulted/...`: append N entries (16-byte random key + 100-byte
-//!   value) from 1, 2 and 4 threads; throughput in elements/s. `vecmem` runs
+//!   value) from 1, 2 and 4 threads (`BENCH_THREADS` for others); throughput in elements/s. `vecmem` runs
 //!   with batches of 1 and of 100 entries (one `Writer` per batch), and
 //!   `vecmem_insert` calls `VecMem::insert` per entry; the other contenders
 //!   do the same work per entry whatever the batch, so they run once per
@@ -47,7 +47,6 @@ use vecmem::{BytewiseComparator, VecMem};
 const KEY_LEN: usize = 16;
 const VALUE_LEN: usize = 100;
 const ENTRY_LEN: usize = KEY_LEN + VALUE_LEN;
-const THREADS: [usize; 3] = [1, 2, 4];
 const BATCHES: [usize; 2] = [1, 100];
 
 /// Entries per iteration: `VECMEM_BENCH_N`, or 1,000,000.
@@ -294,7 +293,7 @@ fn append(c: &mut Criterion) {
             .sample_size(10)
             .warm_up_time(Duration::from_secs(1))
             .measurement_time(Duration::from_secs(4));
-        for threads in THREADS {
+        for threads in benches::thread_counts(&[1, 2, 4]) {
             for batch in BATCHES {
                 let contenders = BATCHED
                     .iter()

@@ -14,6 +14,9 @@
 //!   apply inside the lock (a per-write lock keeps writes ordered that way),
 //!   the naive group commit's leader applies the whole batch, and `ours`
 //!   lets each member apply its own item in parallel.
+//! - `fsync_parallel`: both, as in an engine's synced writes: the append is
+//!   synced once per critical section, then each write is applied (in
+//!   parallel by `ours`' members, after the group's sync).
 //!
 //! Contenders:
 //! - `std_mutex`: a `std::sync::Mutex` around each write.
@@ -30,14 +33,15 @@
 //! - `ours_tree_on`: `WriteGroup` with the default options (tree from 20
 //!   members).
 //!
-//! With `fsync`, both `ours` contenders let a leader wait for the writers
+//! With a sync, both `ours` contenders let a leader wait for the writers
 //! in flight before it syncs (`Commit::gather_window`, at most half the
 //! average sync), the feature that sets this crate apart from the naive
 //! group commit.
 //!
 //! A second group, `write_group_fanout/<fan-out>/<T>` (T = 16, 32), runs the
-//! `parallel` variant with the tree always on (threshold 2) and the stride
-//! `sqrt`, or fixed at 2, 4, 8.
+//! `fsync_parallel` variant (synced groups are the ones that grow large)
+//! with the tree always on (threshold 2) and the stride `sqrt`, or fixed at
+//! 2, 4, 8, next to `off`: the tree off, the leader waking every member.
 //!
 //! One criterion iteration is one write; throughput is in writes/s. After
 //! each benchmark a line `write_group-bench <id>: ...` on stderr gives the
@@ -48,6 +52,9 @@
 //! `WRITE_GROUP_BENCH_SPIN` and `WRITE_GROUP_BENCH_YIELD_USEC` override
 //! `write-group`'s spin count and yield budget (default: RocksDB's 200 and
 //! 100 us), to see how waiting affects group sizes and CPU time.
+//!
+//! `BENCH_THREADS` (say `1,4,16,64`) replaces the writer counts of both
+//! groups.
 //!
 //! Quick run: `cargo bench -p benches --bench write_group -- --warm-up-time 0.2
 //! --measurement-time 0.5 'write_group/mem/.*/8'`.
@@ -67,13 +74,13 @@ use write_group::{Commit, FanOut, GroupMembers, Lead, LeaderCell, Options, Write
 
 const RECORD: usize = 120;
 type Record = [u8; RECORD];
-const WRITERS: [usize; 6] = [1, 2, 4, 8, 16, 32];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Variant {
     Mem,
     Fsync,
     Parallel,
+    FsyncParallel,
 }
 
 impl Variant {
@@ -82,7 +89,18 @@ impl Variant {
             Variant::Mem => "mem",
             Variant::Fsync => "fsync",
             Variant::Parallel => "parallel",
+            Variant::FsyncParallel => "fsync_parallel",
         }
+    }
+
+    /// Whether a critical section ends with `fdatasync`.
+    fn syncs(self) -> bool {
+        matches!(self, Variant::Fsync | Variant::FsyncParallel)
+    }
+
+    /// Whether each write has an apply step after the append.
+    fn applies(self) -> bool {
+        matches!(self, Variant::Parallel | Variant::FsyncParallel)
     }
 }
 
@@ -94,8 +112,9 @@ struct Sink {
 
 impl Sink {
     fn new(variant: Variant) -> Self {
-        let file =
-            (variant == Variant::Fsync).then(|| tempfile::tempfile().expect("a temporary file"));
+        let file = variant
+            .syncs()
+            .then(|| tempfile::tempfile().expect("a temporary file"));
         Self {
             buffer: Vec::with_capacity(2 << 20),
             file,
@@ -152,7 +171,7 @@ impl Contender for StdMutex {
     fn write(&self, record: Record) {
         let mut sink = self.sink.lock().unwrap();
         sink.append([&record]);
-        if self.variant == Variant::Parallel {
+        if self.variant.applies() {
             apply_work(&record);
         }
     }
@@ -167,7 +186,7 @@ impl Contender for ParkingLot {
     fn write(&self, record: Record) {
         let mut sink = self.sink.lock();
         sink.append([&record]);
-        if self.variant == Variant::Parallel {
+        if self.variant.applies() {
             apply_work(&record);
         }
     }
@@ -219,7 +238,7 @@ impl Contender for CondvarGroup {
                 let end = state.next_ticket;
                 drop(state);
                 self.sink.lock().unwrap().append(&batch);
-                if self.variant == Variant::Parallel {
+                if self.variant.applies() {
                     batch.iter().for_each(apply_work);
                 }
                 state = self.state.lock().unwrap();
@@ -267,7 +286,7 @@ impl Commit<Record> for OursCommit {
 
     #[inline]
     fn gather_window(&self, _: &Record) -> Duration {
-        if self.variant != Variant::Fsync {
+        if !self.variant.syncs() {
             // Only a sync is worth waiting for.
             return Duration::ZERO;
         }
@@ -277,7 +296,7 @@ impl Commit<Record> for OursCommit {
 
     #[inline]
     fn lead(&self, group: &mut GroupMembers<'_, Record>) -> Result<Lead<()>, ()> {
-        let timed = self.variant == Variant::Fsync;
+        let timed = self.variant.syncs();
         let start = timed.then(Instant::now);
         let (sink, records) = self.sink.get_with_members(group);
         sink.append(records.iter());
@@ -292,7 +311,7 @@ impl Commit<Record> for OursCommit {
             };
             self.lead_nanos.store(average, Relaxed);
         }
-        Ok(if self.variant == Variant::Parallel {
+        Ok(if self.variant.applies() {
             Lead::parallel(())
         } else {
             Lead::serial(())
@@ -301,7 +320,7 @@ impl Commit<Record> for OursCommit {
 
     #[inline]
     fn apply(&self, record: &mut Record, (): &()) {
-        if self.variant == Variant::Parallel {
+        if self.variant.applies() {
             apply_work(record);
         }
     }
@@ -486,10 +505,15 @@ fn bench_one(
 }
 
 fn write_group(c: &mut Criterion) {
-    for variant in [Variant::Mem, Variant::Parallel, Variant::Fsync] {
+    for variant in [
+        Variant::Mem,
+        Variant::Parallel,
+        Variant::Fsync,
+        Variant::FsyncParallel,
+    ] {
         let mut group = c.benchmark_group(format!("write_group/{}", variant.name()));
         group.throughput(Throughput::Elements(1));
-        if variant == Variant::Fsync {
+        if variant.syncs() {
             // A sync costs ~100 us or more: fewer, longer samples.
             group
                 .sample_size(10)
@@ -501,7 +525,7 @@ fn write_group(c: &mut Criterion) {
                 .warm_up_time(Duration::from_secs(1))
                 .measurement_time(Duration::from_secs(3));
         }
-        for threads in WRITERS {
+        for threads in benches::thread_counts(&[1, 2, 4, 8, 16, 32]) {
             for name in CONTENDERS {
                 let label = format!("write_group/{}/{name}/{threads}", variant.name());
                 let make = || make_contender(name, variant);
@@ -522,25 +546,37 @@ fn fan_out(c: &mut Criterion) {
     let mut group = c.benchmark_group("write_group_fanout");
     group.throughput(Throughput::Elements(1));
     group
-        .sample_size(20)
+        .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+        .measurement_time(Duration::from_secs(5));
+    // `off`: the leader wakes every member itself, the baseline the tree
+    // must beat.
     let fan_outs = [
-        ("sqrt", FanOut::Sqrt),
-        ("fixed2", FanOut::Fixed(2)),
-        ("fixed4", FanOut::Fixed(4)),
-        ("fixed8", FanOut::Fixed(8)),
+        ("off", None),
+        ("sqrt", Some(FanOut::Sqrt)),
+        ("fixed2", Some(FanOut::Fixed(2))),
+        ("fixed4", Some(FanOut::Fixed(4))),
+        ("fixed8", Some(FanOut::Fixed(8))),
     ];
-    for threads in [16, 32] {
+    for threads in benches::thread_counts(&[16, 32]) {
         for (name, fan_out) in fan_outs {
-            let options = Options {
-                tree_threshold: 2,
-                fan_out,
-                ..Options::default()
+            let options = match fan_out {
+                Some(fan_out) => Options {
+                    tree_threshold: 2,
+                    fan_out,
+                    ..Options::default()
+                },
+                None => Options {
+                    tree_threshold: usize::MAX,
+                    ..Options::default()
+                },
             };
             let label = format!("write_group_fanout/{name}/{threads}");
-            let make =
-                || Box::new(Ours::new(Variant::Parallel, options.clone())) as Box<dyn Contender>;
+            // Synced groups: only they grow large enough for the tree to
+            // matter (without a sync, writers barge and groups stay near 1).
+            let make = || {
+                Box::new(Ours::new(Variant::FsyncParallel, options.clone())) as Box<dyn Contender>
+            };
             bench_one(
                 &mut group,
                 BenchmarkId::new(name, threads),

@@ -9,3 +9,57 @@
 //!   Markdown tables under `target/report/` ([`report`] formats them).
 
 pub mod report;
+
+/// The thread counts a benchmark runs: `BENCH_THREADS` when set (a
+/// comma-separated list such as `1,2,4,8,16`, for a machine with more cores
+/// than the defaults assume), else `default`.
+///
+/// The defaults suit a small machine; on a many-core one the same benchmark
+/// ids then cover the scaling:
+///
+/// ```
+/// let threads = benches::thread_counts(&[1, 2, 4]);
+/// if std::env::var_os("BENCH_THREADS").is_none() {
+///     assert_eq!(threads, [1, 2, 4]);
+/// }
+/// ```
+///
+/// # Panics
+///
+/// If `BENCH_THREADS` is set but is not a list of positive counts: a
+/// benchmark run with a mistyped list should stop, not measure the defaults.
+pub fn thread_counts(default: &[usize]) -> Vec<usize> {
+    match std::env::var("BENCH_THREADS") {
+        Ok(text) => parse_thread_counts(&text).unwrap_or_else(|| {
+            panic!("BENCH_THREADS={text:?} is not a comma-separated list of positive counts")
+        }),
+        Err(_) => default.to_vec(),
+    }
+}
+
+/// `"1,2, 16"` as `[1, 2, 16]`; `None` for an empty list, a zero or a word.
+fn parse_thread_counts(text: &str) -> Option<Vec<usize>> {
+    let counts: Vec<usize> = text
+        .split(',')
+        .map(|part| part.trim().parse().ok().filter(|&n| n > 0))
+        .collect::<Option<_>>()?;
+    (!counts.is_empty()).then_some(counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_thread_counts;
+
+    #[test]
+    fn thread_lists_parse_or_are_refused() {
+        assert_eq!(
+            parse_thread_counts("1,2,4,8,16"),
+            Some(vec![1, 2, 4, 8, 16])
+        );
+        assert_eq!(parse_thread_counts(" 16 , 32"), Some(vec![16, 32]));
+        assert_eq!(parse_thread_counts(""), None);
+        assert_eq!(parse_thread_counts("1,0"), None);
+        assert_eq!(parse_thread_counts("1,two"), None);
+        assert_eq!(parse_thread_counts("4,"), None);
+    }
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The scaling figures for a many-core machine, in about five minutes: the
+# write group's tree wake-up and fan-out with synced groups, its contenders up
+# to 64 writers, the arena's shards, the vector memtable's and the skiplist's
+# scaling, and the engine from 1 to 16 threads.
+#
+# Usage: benches/scripts/many-core.sh OUT_DIR [BIN_DIR]
+#
+# BIN_DIR holds the bench executables named arena, write_group, skiplist,
+# vecmem and an `lsm-demo` binary, for a machine without a Rust toolchain;
+# without it they are built here. The vector memtable's targets and the
+# fan-out run with criterion's full sampling; the rest in its `--quick` mode
+# (no warm-up; iterations double until two agree within 5%), coarse figures
+# for the shape of the scaling. One log per part lands in OUT_DIR.
+set -uo pipefail
+
+out=${1:?usage: many-core.sh OUT_DIR [BIN_DIR]}
+bin=${2:-}
+mkdir -p "$out"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+
+if [[ -z $bin ]]; then
+    bin=$(mktemp -d)
+    (cd "$root" && cargo build --release -p lsm-demo && cp target/release/lsm-demo "$bin/") || exit 1
+    (cd "$root" && cargo bench -p benches --no-run --message-format=json) |
+        python3 -c '
+import json, shutil, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and "bench" in m["target"]["kind"]:
+        shutil.copy(m["executable"], sys.argv[1] + "/" + m["target"]["name"])
+' "$bin" || exit 1
+fi
+
+# fdatasync on tmpfs returns at once: sync figures need a real disk.
+if [[ $(df --output=fstype /tmp | tail -1) == tmpfs ]]; then
+    export TMPDIR=$root/target/many-core-tmp
+    mkdir -p "$TMPDIR"
+fi
+export CRITERION_HOME=${TMPDIR:-/tmp}/criterion
+
+start=$(date +%s)
+part() { echo "== $* (at $(($(date +%s) - start)) s)"; }
+# quick SECONDS BENCH FILTER: one bench binary in quick mode, time-limited.
+quick() { timeout "$1" "$bin/$2" --bench --quick --noplot "${@:3}" 2>&1; }
+
+{
+    part machine
+    date -u
+    uname -a
+    nproc
+    grep -m1 'model name' /proc/cpuinfo
+    lscpu | grep -E '^(CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|L3)'
+    free -g | head -2
+    cat /sys/kernel/mm/transparent_hugepage/enabled
+    df -T "${TMPDIR:-/tmp}" | tail -1
+} >"$out/machine.txt" 2>&1
+
+{
+    # Criterion's full sampling here: these ratios decide a target.
+    part vecmem
+    BENCH_THREADS=1,2,4,16 timeout 150 "$bin/vecmem" --bench --noplot \
+        'append_prefaulted/(vecmem/t[0-9]+_b100|std_mutex_vec/|per_thread_vec_bound/)' 2>&1
+} >"$out/vecmem.log"
+
+{
+    part fan-out
+    BENCH_THREADS=16,64 timeout 150 "$bin/write_group" --bench --noplot 'write_group_fanout/' 2>&1
+    part "contenders"
+    BENCH_THREADS=1,4,16,32,64 quick 200 write_group \
+        'write_group/(mem|parallel|fsync|fsync_parallel)/'
+} >"$out/write_group.log"
+
+{
+    part arena
+    BENCH_THREADS=1,2,4,8,16 quick 100 arena \
+        'arena/prefaulted/(ConcurrentArena|Mutex<Bump>|bumpalo-herd|Bump per thread)'
+} >"$out/arena.log"
+
+{
+    part skiplist
+    BENCH_THREADS=1,16 quick 150 skiplist \
+        'skiplist_insert_random/(skiplist|skipmap|mutex_btreemap)/|skiplist_lookup/(skiplist|skipmap)/'
+} >"$out/skiplist.log"
+
+{
+    for memtable in skip_list vector; do
+        for threads in 1 4 16; do
+            part "engine $memtable $threads threads"
+            timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 200000 \
+                --threads "$threads" --memtablerep "$memtable" --quiet
+        done
+    done
+    for threads in 4 16 64; do
+        part "engine sync $threads threads"
+        timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 300 --sync \
+            --threads "$threads" --quiet
+    done
+    part done
+} >"$out/engine.log" 2>&1
