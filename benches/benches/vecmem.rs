@@ -99,11 +99,15 @@ fn configure_malloc(memory: Memory) {
         // blocks below it come from a heap, whose pages can stay resident,
         // not from a fresh mmap.
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        let trim_threshold = match memory {
-            Memory::Fresh => 128 << 10,
-            Memory::Prefaulted => i32::MAX,
+        let (trim_threshold, top_pad) = match memory {
+            Memory::Fresh => (128 << 10, 128 << 10),
+            // The pad keeps a thread's heap other than the main one from
+            // emptying entirely when an iteration frees it, which would
+            // unmap the heap whatever the threshold (glibc's `heap_trim`).
+            Memory::Prefaulted => (i32::MAX, 64 << 20),
         };
         libc::mallopt(libc::M_TRIM_THRESHOLD, trim_threshold);
+        libc::mallopt(libc::M_TOP_PAD, top_pad);
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     eprintln!("vecmem-bench: not glibc; `fresh` and `prefaulted` may not differ ({memory:?})");
