@@ -21,7 +21,7 @@
 //! Memory (glibc): `fresh` trims freed memory on free and hands the rest back
 //! to the kernel (`malloc_trim`) before each iteration, so the iteration pays
 //! first-touch page faults; `prefaulted` keeps freed memory resident (trim
-//! threshold raised, large blocks kept off `mmap`) and warms each benchmark
+//! threshold raised, heaps padded, large blocks kept off `mmap`) and warms each benchmark
 //! up once, so iterations reuse resident pages. After each append benchmark
 //! a line `vecmem-bench faults ...` gives the minor page faults per entry
 //! taken inside the timed sections, which shows whether `prefaulted` took the
