@@ -7,11 +7,13 @@
 //! [`ConcurrentArena`] and appends a pointer to an *unsorted* vector; the
 //! vector is sorted only when somebody reads it. Concurrent writers (RocksDB
 //! PR 13675) go through a [`Writer`]: it collects a batch in a buffer of its
-//! own, with no shared state touched but the arena, and hands the whole
-//! buffer to the shared vector under **one** lock acquisition when it is
-//! finished or dropped. Once [`VecMem::mark_read_only`] freezes the memtable,
-//! the first reader sorts the shared vector (in parallel with rayon when it
-//! is large) and every later reader shares that sorted vector.
+//! own, with no shared state touched but the arena, and publishes the whole
+//! batch **once** when it is finished or dropped: a batch of 16 entries or
+//! more by pushing its buffer onto a lock-free list (one CAS, no waiting), a
+//! smaller one by copying it into the shared vector under one lock
+//! acquisition. Once [`VecMem::mark_read_only`] freezes the memtable, the
+//! first reader sorts everything into one vector (in parallel with rayon when
+//! it is large) and every later reader shares that sorted vector.
 //!
 //! # When to use it
 //!
@@ -83,6 +85,7 @@ mod writer;
 use std::fmt;
 use std::sync::Arc;
 
+use crossbeam_utils::CachePadded;
 use rayon::slice::ParallelSliceMut;
 
 pub use arena::ConcurrentArena;
@@ -91,11 +94,48 @@ pub use key_comparator::{BytewiseComparator, Comparator};
 pub use writer::Writer;
 
 use entry::Entry;
-use sync::{AtomicUsize, Ordering, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use sync::{
+    AtomicPtr, AtomicUsize, Ordering, RwLock, RwLockReadGuard, RwLockWriteGuard, UnsafeCell,
+};
 
 /// Vectors at least this long are sorted with rayon; shorter ones on the
 /// calling thread. See [`VecMem::with_parallel_sort_threshold`].
 pub const DEFAULT_PARALLEL_SORT_THRESHOLD: usize = 1 << 14;
+
+/// Batches of at least this many entries are published without the lock:
+/// the writer's buffer becomes a node of a lock-free list with one CAS.
+/// Under a lock taken once per batch, waiters that fell asleep had to be
+/// woken one hand-off at a time, and on a 16-core machine batches of 100
+/// stopped scaling past 4 threads. Smaller batches and single entries still
+/// take the lock: a node apiece would cost them more than it saves. (2
+/// under loom, so that its models, with their two-entry batches, take the
+/// list.)
+const MIN_LISTED_BATCH: usize = if cfg!(loom) { 2 } else { 16 };
+
+/// The low bit of the listed batches' head: the memtable is read-only and
+/// the list takes no more batches. Nodes are at least 8-aligned.
+const FROZEN: usize = 1;
+
+/// Large batches, newest first; see [`MIN_LISTED_BATCH`].
+struct ListedBatches {
+    /// The newest node, with [`FROZEN`] as a tag. A node is freed only under
+    /// the write lock (when a read-only memtable is sorted) or on drop, so
+    /// readers that hold the read lock can walk the list.
+    head: AtomicPtr<BatchNode>,
+    /// Entries in the listed batches.
+    entries: AtomicUsize,
+    /// Bytes their buffers and nodes reserve.
+    bytes: AtomicUsize,
+}
+
+/// A published batch: its writer's buffer, moved in whole. Immutable from
+/// its publication until the memtable is sorted or dropped.
+struct BatchNode {
+    entries: UnsafeCell<Vec<Entry>>,
+    /// The batch published before this one (null for the first); written
+    /// once, before the node is published.
+    older: UnsafeCell<*mut BatchNode>,
+}
 
 /// A vector memtable: append concurrently, sort once, read in order.
 ///
@@ -105,8 +145,8 @@ pub const DEFAULT_PARALLEL_SORT_THRESHOLD: usize = 1 << 14;
 ///
 /// | state | [`insert`](VecMem::insert), [`Writer::finish`] | [`cursor`](VecMem::cursor) | leaves by |
 /// |---|---|---|---|
-/// | **mutable** | append to the unsorted shared vector | copies the vector under a read lock, sorts the copy privately | [`mark_read_only`](VecMem::mark_read_only) → read-only |
-/// | **read-only** | panic (programmer error) | takes the write lock, sorts the shared vector in place, publishes it | the first cursor → sorted |
+/// | **mutable** | small batches: append to the unsorted shared vector under the write lock; batches of 16+: push onto the batch list (one CAS) | copies the vector and the listed batches under a read lock, sorts the copy privately | [`mark_read_only`](VecMem::mark_read_only) (tags the list) → read-only |
+/// | **read-only** | panic (programmer error) | takes the write lock, moves the listed batches into the vector, sorts it in place, publishes it | the first cursor → sorted |
 /// | **sorted** | panic (programmer error) | shares the sorted vector (an `Arc` clone under a read lock) | never |
 ///
 /// [`len`](VecMem::len) and
@@ -132,10 +172,15 @@ pub struct VecMem<C: Comparator = BytewiseComparator> {
     /// Owns every entry's bytes; `Entry` pointers stay valid while it lives.
     arena: ConcurrentArena,
     shared: RwLock<Shared>,
-    /// Entries published to the shared vector (a copy of its length).
+    /// Entries appended under the write lock (a copy of `Shared::entries`'
+    /// length, stored under it; the listed batches, which join that vector
+    /// when a frozen memtable is sorted, stay counted in `listed`).
     entry_count: AtomicUsize,
-    /// Bytes reserved by the shared vector (its capacity × entry size).
+    /// Bytes reserved by `Shared::entries` (its capacity × entry size).
     vector_bytes: AtomicUsize,
+    /// The lock-free side, on a cache line of its own so that its CASes do
+    /// not contend with the lock.
+    listed: CachePadded<ListedBatches>,
     /// Sorts performed, private copies included.
     sorts: AtomicUsize,
     parallel_sort_threshold: usize,
@@ -187,6 +232,11 @@ impl<C: Comparator> VecMem<C> {
             }),
             entry_count: AtomicUsize::new(0),
             vector_bytes: AtomicUsize::new(0),
+            listed: CachePadded::new(ListedBatches {
+                head: AtomicPtr::new(std::ptr::null_mut()),
+                entries: AtomicUsize::new(0),
+                bytes: AtomicUsize::new(0),
+            }),
             sorts: AtomicUsize::new(0),
             parallel_sort_threshold: DEFAULT_PARALLEL_SORT_THRESHOLD,
         }
@@ -283,10 +333,11 @@ impl<C: Comparator> VecMem<C> {
     /// ```
     #[inline]
     pub fn len(&self) -> usize {
-        // Relaxed: a statistic. It is stored under the lock that publishes
-        // the entries, and any later cursor takes that lock, so a cursor sees
-        // at least this many entries.
-        self.entry_count.load(Ordering::Relaxed)
+        // Acquire (both): pairs with the writers' release stores and
+        // increments, which follow the publication of what they count, so
+        // that a cursor made after this call holds at least this many
+        // entries.
+        self.entry_count.load(Ordering::Acquire) + self.listed.entries.load(Ordering::Acquire)
     }
 
     /// Whether no entry is published yet.
@@ -308,7 +359,7 @@ impl<C: Comparator> VecMem<C> {
     }
 
     /// Bytes held: the arena (every entry copied so far, published or still
-    /// in a writer's buffer) plus the shared vector's capacity. Safe to call
+    /// in a writer's buffer) plus the published pointers' vectors. Safe to call
     /// while writers run. Writers' private buffers and readers' private
     /// copies are not counted.
     ///
@@ -323,11 +374,13 @@ impl<C: Comparator> VecMem<C> {
     #[inline]
     pub fn approximate_memory_usage(&self) -> usize {
         // Relaxed: a statistic, read without ordering against the vector.
-        self.arena.approximate_memory_usage() + self.vector_bytes.load(Ordering::Relaxed)
+        self.arena.approximate_memory_usage()
+            + self.vector_bytes.load(Ordering::Relaxed)
+            + self.listed.bytes.load(Ordering::Relaxed)
     }
 
     /// Freezes the memtable: later inserts panic, and the first cursor sorts
-    /// the shared vector once for every reader. Idempotent.
+    /// everything once for every reader. Idempotent.
     ///
     /// Call it after every [`Writer`] has finished; a writer that publishes
     /// afterwards panics.
@@ -341,7 +394,26 @@ impl<C: Comparator> VecMem<C> {
     /// assert!(mem.is_read_only());
     /// ```
     pub fn mark_read_only(&self) {
-        self.write_shared().read_only = true;
+        let mut shared = self.write_shared();
+        shared.read_only = true;
+        // Tag the list under the lock too: a listed batch either got in
+        // before this CAS, and is sorted with the rest, or sees the tag and
+        // panics.
+        // Relaxed (load and failure): the value only feeds the CAS.
+        let mut head = self.listed.head.load(Ordering::Relaxed);
+        while head.addr() & FROZEN == 0 {
+            // Relaxed (success): the tag publishes nothing; readers of the
+            // list hold the lock taken here, or acquire the head themselves.
+            match self.listed.head.compare_exchange_weak(
+                head,
+                head.map_addr(|addr| addr | FROZEN),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => head = now,
+            }
+        }
     }
 
     /// Whether [`mark_read_only`](VecMem::mark_read_only) was called.
@@ -398,11 +470,102 @@ impl<C: Comparator> VecMem<C> {
             entries.push(first);
             entries.extend_from_slice(rest);
         }
-        // Relaxed (both): statistics; writers store them under the write
-        // lock, so they never go backwards, and readers need no ordering.
-        self.entry_count.store(entries.len(), Ordering::Relaxed);
+        // Release: see `len`. Stored under the lock, so it never goes
+        // backwards.
+        self.entry_count.store(entries.len(), Ordering::Release);
+        // Relaxed: a statistic, ordered against nothing.
         self.vector_bytes
             .store(entries.capacity() * size_of::<Entry>(), Ordering::Relaxed);
+    }
+
+    /// Publishes a batch of at least [`MIN_LISTED_BATCH`] entries by pushing
+    /// its buffer onto the lock-free list: one CAS, no waiting.
+    #[inline(never)]
+    fn push_batch(&self, entries: Vec<Entry>) {
+        let (count, bytes) = (
+            entries.len(),
+            entries.capacity() * size_of::<Entry>() + size_of::<BatchNode>(),
+        );
+        let node = Box::into_raw(Box::new(BatchNode {
+            entries: UnsafeCell::new(entries),
+            older: UnsafeCell::new(std::ptr::null_mut()),
+        }));
+        // Relaxed: the value only becomes the node's link, published by the
+        // CAS below.
+        let mut head = self.listed.head.load(Ordering::Relaxed);
+        loop {
+            if head.addr() & FROZEN != 0 {
+                // SAFETY: `node` came from `Box::into_raw` above and was
+                // never published.
+                drop(unsafe { Box::from_raw(node) });
+                write_after_freeze();
+            }
+            // SAFETY: `node` is this thread's alone until the CAS succeeds.
+            unsafe { (*node).older.with_mut(|older| *older = head) };
+            // Release (success): publishes the node (its entries and link)
+            // to readers that acquire the head; every successful CAS on the
+            // head also continues the release sequences of the older pushes,
+            // so those readers see the whole list. Relaxed (failure): the
+            // value is only the next attempt's link.
+            match self.listed.head.compare_exchange_weak(
+                head,
+                node,
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => head = now,
+            }
+        }
+        // Release: see `len`; the increment follows the push.
+        self.listed.entries.fetch_add(count, Ordering::Release);
+        // Relaxed: a statistic, ordered against nothing.
+        self.listed.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Calls `each` on every listed batch, newest first. The caller holds
+    /// the read or the write lock, so no node is freed meanwhile.
+    fn for_each_listed_batch(&self, _locked: &Shared, mut each: impl FnMut(&[Entry])) {
+        // Acquire: pairs with the pushes' release CAS; see `push_batch`.
+        let mut node = self
+            .listed
+            .head
+            .load(Ordering::Acquire)
+            .map_addr(|addr| addr & !FROZEN);
+        while !node.is_null() {
+            // SAFETY: a listed node stays allocated and unchanged until it
+            // is freed under the write lock or on drop, and the caller holds
+            // the lock (`_locked` is borrowed from its guard).
+            let batch = unsafe { &*node };
+            batch.entries.with(|entries| {
+                // SAFETY: a published node's fields are never written again,
+                // and the node is not freed while the caller holds the lock.
+                each(unsafe { &*entries });
+            });
+            // SAFETY: as above.
+            node = batch.older.with(|older| unsafe { *older });
+        }
+    }
+
+    /// Unlinks the whole list (leaving only the tag) and returns its nodes'
+    /// entries. Needs the write lock, or `&mut self`.
+    fn take_listed_batches(&self, mut each: impl FnMut(Vec<Entry>)) {
+        // Acquire: as in `for_each_listed_batch`, and the nodes are freed
+        // here. The tag stays, so no push gets in after.
+        let mut node = self
+            .listed
+            .head
+            .swap(std::ptr::without_provenance_mut(FROZEN), Ordering::Acquire)
+            .map_addr(|addr| addr & !FROZEN);
+        while !node.is_null() {
+            // SAFETY: the node was pushed through `Box::into_raw` and, with
+            // the list unlinked above under exclusive access, nothing else
+            // can reach it.
+            let batch = unsafe { Box::from_raw(node) };
+            // SAFETY: the node is this thread's alone now (above).
+            node = batch.older.with(|older| unsafe { *older });
+            each(batch.entries.into_inner());
+        }
     }
 
     #[inline]
@@ -471,7 +634,11 @@ impl<C: Comparator + Sync> VecMem<C> {
                 return Arc::clone(sorted);
             }
             if !shared.read_only {
-                let mut copy = shared.entries.clone();
+                // Acquire: as in `len`, so the copy holds at least what was
+                // counted; later batches may slip in, whole.
+                let mut copy = Vec::with_capacity(self.len());
+                copy.extend_from_slice(&shared.entries);
+                self.for_each_listed_batch(&shared, |batch| copy.extend_from_slice(batch));
                 drop(shared);
                 self.sort(&mut copy);
                 return Arc::new(copy);
@@ -489,8 +656,21 @@ impl<C: Comparator + Sync> VecMem<C> {
         if let Some(sorted) = &shared.sorted {
             return Arc::clone(sorted);
         }
-        // Sorted in place first, moved out after: a panicking comparator
-        // leaves every entry in `shared.entries`.
+        // The listed batches join the shared vector first (the list is
+        // tagged: no batch gets in after), then the sort runs in place and
+        // the vector moves out after it: a panicking comparator leaves every
+        // entry in `shared.entries`.
+        let entries = &mut shared.entries;
+        entries.reserve_exact(self.len().saturating_sub(entries.len()));
+        self.take_listed_batches(|batch| entries.extend_from_slice(&batch));
+        // The entry counts stay as they are: `len` adds the two, and moving
+        // a count from one to the other could show a reader both. The
+        // bytes move (the list's buffers and nodes are freed): a reader may
+        // see the sum in passing, which an estimate allows.
+        // Relaxed (both): statistics; frozen, so no writer races these.
+        self.listed.bytes.store(0, Ordering::Relaxed);
+        self.vector_bytes
+            .store(entries.capacity() * size_of::<Entry>(), Ordering::Relaxed);
         self.sort(&mut shared.entries);
         let sorted = Arc::new(std::mem::take(&mut shared.entries));
         shared.sorted = Some(Arc::clone(&sorted));
@@ -520,6 +700,13 @@ impl<C: Comparator + Sync> VecMem<C> {
 #[track_caller]
 fn write_after_freeze() -> ! {
     panic!("vecmem: write to a memtable marked read-only");
+}
+
+impl<C: Comparator> Drop for VecMem<C> {
+    fn drop(&mut self) {
+        // `&mut self`: no reader or writer is left.
+        self.take_listed_batches(drop);
+    }
 }
 
 impl<C: Comparator + Default> Default for VecMem<C> {

@@ -13,10 +13,10 @@
 #[cfg(not(loom))]
 pub(crate) use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 #[cfg(loom)]
 pub(crate) use loom::sync::{RwLockReadGuard, RwLockWriteGuard};
 
@@ -40,5 +40,40 @@ impl<T> RwLock<T> {
         self.0
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A cell whose accesses loom checks for data races: a listed batch's
+/// fields, written by its writer and read by whoever walks the list.
+#[cfg(loom)]
+pub(crate) use loom::cell::UnsafeCell;
+
+/// A cell whose accesses loom checks for data races (std build: a
+/// zero-cost wrapper of [`std::cell::UnsafeCell`] with loom's closure API).
+#[cfg(not(loom))]
+pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    #[inline]
+    pub(crate) const fn new(value: T) -> Self {
+        Self(std::cell::UnsafeCell::new(value))
+    }
+
+    /// Runs `f` with a shared pointer to the value.
+    #[inline]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    /// Runs `f` with a mutable pointer to the value.
+    #[inline]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    #[inline]
+    pub(crate) fn into_inner(self) -> T {
+        self.0.into_inner()
     }
 }

@@ -425,20 +425,92 @@ fn a_panicking_fill_adds_nothing() {
 #[test]
 fn finished_writers_leave_their_buffer_to_the_next_one() {
     let mem = VecMem::new(BytewiseComparator);
+    // A small batch is copied into the shared vector: its buffer (the
+    // entries after the first) stays with the thread, emptied.
+    let small = MIN_LISTED_BATCH - 1;
     let mut writer = mem.writer();
-    for i in 0..50 {
+    for i in 0..small as u32 {
         writer.insert(&key(i));
     }
     writer.finish();
-    // The thread's spare now holds the buffer of the 49 entries after the
-    // first, emptied; the next writer of the thread takes it.
     let spare = writer::spare_capacity_for_tests();
-    assert!(spare >= 49, "spare buffer of {spare} entries");
+    assert!(spare >= small - 1, "spare buffer of {spare} entries");
     let mut writer = mem.writer();
     writer.insert(&key(100));
     writer.insert(&key(101));
     assert_eq!(writer::spare_capacity_for_tests(), 0, "taken by the writer");
     drop(writer);
-    assert_eq!(mem.len(), 52);
-    assert_eq!(scan(&mem).len(), 52);
+    // A large batch gives its buffer to the memtable's list; the thread's
+    // next buffer is allocated at that batch's size.
+    let mut writer = mem.writer();
+    for i in 200..250 {
+        writer.insert(&key(i));
+    }
+    writer.finish();
+    assert_eq!(writer::spare_capacity_for_tests(), 50);
+    assert_eq!(mem.len(), small + 2 + 50);
+    assert_eq!(scan(&mem).len(), small + 2 + 50);
+}
+
+#[test]
+fn listed_and_copied_batches_read_as_one_sorted_vector() {
+    let mem = VecMem::new(BytewiseComparator).with_parallel_sort_threshold(usize::MAX);
+    let mut expected = std::collections::BTreeSet::new();
+    let mut next = 0u32;
+    let mut memory = mem.approximate_memory_usage();
+    // Batch sizes on both sides of the threshold, single inserts between;
+    // keys interleave across batches so that the sort has work to do.
+    for size in [
+        1,
+        2,
+        MIN_LISTED_BATCH - 1,
+        MIN_LISTED_BATCH,
+        3 * MIN_LISTED_BATCH,
+        1,
+    ] {
+        let mut writer = mem.writer();
+        for _ in 0..size {
+            // A bijection on 0..10_007 (a prime): distinct, shuffled keys.
+            let k = key(next * 7_919 % 10_007);
+            next += 1;
+            writer.insert(&k);
+            expected.insert(k);
+        }
+        writer.finish();
+        let k = key(20_000 + next);
+        next += 1;
+        mem.insert(&k);
+        expected.insert(k);
+        assert_eq!(mem.len(), expected.len());
+        let now = mem.approximate_memory_usage();
+        assert!(now > memory, "memory usage {now} after {memory}");
+        memory = now;
+    }
+    let expected: Vec<Vec<u8>> = expected.into_iter().map(|k| k.to_vec()).collect();
+    // A mutable memtable's cursor sorts a private copy of both kinds.
+    assert_eq!(scan(&mem), expected);
+    mem.mark_read_only();
+    // The frozen memtable joins the list to the vector once, sorts once,
+    // and shares the result.
+    assert_eq!(scan(&mem), expected);
+    assert_eq!(scan(&mem), expected);
+    assert_eq!(mem.sort_count(), 2);
+    assert_eq!(mem.len(), expected.len());
+}
+
+#[test]
+fn a_listed_batch_after_freeze_panics_and_leaves_the_memtable_as_it_was() {
+    let mem = VecMem::new(BytewiseComparator);
+    mem.insert(b"before");
+    mem.mark_read_only();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut writer = mem.writer();
+        for i in 0..MIN_LISTED_BATCH as u32 {
+            writer.insert(&key(i));
+        }
+        writer.finish();
+    }));
+    assert!(caught.is_err());
+    assert_eq!(mem.len(), 1);
+    assert_eq!(scan(&mem), [b"before".to_vec()]);
 }

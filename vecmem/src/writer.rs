@@ -5,16 +5,17 @@ use std::fmt;
 use std::mem::ManuallyDrop;
 
 use crate::entry::Entry;
-use crate::{Comparator, VecMem};
+use crate::{Comparator, MIN_LISTED_BATCH, VecMem};
 
-/// A batch of entries for a [`VecMem`], published with one lock acquisition.
+/// A batch of entries for a [`VecMem`], published at once: with one CAS (16
+/// entries or more) or one lock acquisition.
 ///
 /// [`insert`](Writer::insert) copies the entry into the memtable's arena and
 /// keeps a pointer in this writer's own buffer; no lock is taken. The batch
 /// becomes visible, all at once, on [`finish`](Writer::finish) or on drop.
 /// Make one per batch per thread (`insert` takes `&mut self`). Batches of
-/// concurrent writers land in the shared vector in the order they finish,
-/// which no reader can observe: readers see the vector sorted.
+/// concurrent writers land in the order they finish, which no reader can
+/// observe: readers see the entries sorted.
 ///
 /// # Panics
 ///
@@ -36,7 +37,7 @@ use crate::{Comparator, VecMem};
 ///             for i in 0..100u8 {
 ///                 writer.insert(&[t, i]);
 ///             }
-///             // dropped here: published with one lock acquisition
+///             // dropped here: 100 entries published with one CAS
 ///         });
 ///     }
 /// });
@@ -129,9 +130,10 @@ impl<'a, C: Comparator> Writer<'a, C> {
         self.first.is_none()
     }
 
-    /// Publishes the batch: one write-lock acquisition appends every entry to
-    /// the shared vector and updates [`VecMem::len`]. Dropping the writer does
-    /// the same; `finish` makes the point of publication explicit.
+    /// Publishes the batch and updates [`VecMem::len`]: a batch of 16 entries
+    /// or more gives its buffer to the memtable with one CAS, a smaller one
+    /// is appended under one write-lock acquisition. Dropping the writer
+    /// does the same; `finish` makes the point of publication explicit.
     ///
     /// # Panics
     ///
@@ -165,11 +167,20 @@ impl<'a, C: Comparator> Writer<'a, C> {
     /// Publishes a batch that took a buffer. `rest` is a local here: a panic
     /// while publishing still frees it.
     #[inline(never)]
-    fn finish_batch(mem: &VecMem<C>, first: Option<Entry>, rest: Vec<Entry>) {
-        if let Some(first) = first {
+    fn finish_batch(mem: &VecMem<C>, first: Option<Entry>, mut rest: Vec<Entry>) {
+        let Some(first) = first else {
+            return spare::give_back(rest);
+        };
+        if rest.len() + 1 >= MIN_LISTED_BATCH {
+            // The buffer goes to the memtable; this thread's next batch
+            // gets one of this size from the start.
+            spare::expect(rest.len() + 1);
+            rest.push(first);
+            mem.push_batch(rest);
+        } else {
             mem.append(first, &rest);
+            spare::give_back(rest);
         }
-        spare::give_back(rest);
     }
 }
 
@@ -177,16 +188,16 @@ impl<C: Comparator> Drop for Writer<'_, C> {
     #[inline]
     fn drop(&mut self) {
         let rest = std::mem::take(&mut self.rest);
-        if let Some(first) = self.first.take() {
-            if std::thread::panicking() && self.mem.is_read_only() {
-                // Publishing would panic again and abort; an unwinding batch
-                // was never acknowledged, so dropping it loses nothing
-                // promised.
-                return;
-            }
-            self.mem.append(first, &rest);
+        if self.first.is_some() && std::thread::panicking() && self.mem.is_read_only() {
+            // Publishing would panic again and abort; an unwinding batch was
+            // never acknowledged, so dropping it loses nothing promised.
+            return;
         }
-        spare::give_back(rest);
+        if rest.capacity() != 0 {
+            Self::finish_batch(self.mem, self.first.take(), rest);
+        } else if let Some(first) = self.first.take() {
+            self.mem.append(first, &[]);
+        }
     }
 }
 
@@ -208,16 +219,34 @@ mod spare {
     #[cfg(not(loom))]
     std::thread_local! {
         static SPARE: std::cell::Cell<Vec<Entry>> = const { std::cell::Cell::new(Vec::new()) };
+        static EXPECTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
-    /// This thread's spare buffer (empty), or a new one.
+    /// This thread's spare buffer (empty), or a new one of the size that
+    /// [`expect`] last asked for.
     #[inline]
     pub(super) fn take() -> Vec<Entry> {
         #[cfg(not(loom))]
         if let Ok(buffer) = SPARE.try_with(std::cell::Cell::take) {
-            return buffer;
+            if buffer.capacity() != 0 {
+                return buffer;
+            }
+            let expected = EXPECTED.try_with(std::cell::Cell::get).unwrap_or(0);
+            return Vec::with_capacity(expected);
         }
         Vec::new()
+    }
+
+    /// Remembers that this thread's batches hold about `entries` entries
+    /// (at most [`MAX_KEPT`]): a listed batch leaves no buffer behind, so
+    /// the next one is allocated at that size at once, not grown by
+    /// doubling.
+    #[inline]
+    pub(super) fn expect(entries: usize) {
+        #[cfg(not(loom))]
+        let _ = EXPECTED.try_with(|expected| expected.set(entries.min(MAX_KEPT)));
+        #[cfg(loom)]
+        let _ = entries;
     }
 
     /// The capacity of this thread's spare buffer.
