@@ -547,9 +547,14 @@ impl<C: Comparator> VecMem<C> {
         }
     }
 
-    /// Unlinks the whole list (leaving only the tag) and returns its nodes'
-    /// entries. Needs the write lock, or `&mut self`.
-    fn take_listed_batches(&self, mut each: impl FnMut(Vec<Entry>)) {
+    /// Unlinks the whole list (leaving only the tag) and hands each node's
+    /// entries to `each`, freeing the nodes.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the write lock or `&mut self`: no reader walks the
+    /// list meanwhile (readers hold the read lock).
+    unsafe fn take_listed_batches(&self, mut each: impl FnMut(Vec<Entry>)) {
         // Acquire: as in `for_each_listed_batch`, and the nodes are freed
         // here. The tag stays, so no push gets in after.
         let mut node = self
@@ -558,9 +563,9 @@ impl<C: Comparator> VecMem<C> {
             .swap(std::ptr::without_provenance_mut(FROZEN), Ordering::Acquire)
             .map_addr(|addr| addr & !FROZEN);
         while !node.is_null() {
-            // SAFETY: the node was pushed through `Box::into_raw` and, with
-            // the list unlinked above under exclusive access, nothing else
-            // can reach it.
+            // SAFETY: the node was pushed through `Box::into_raw`; the list
+            // is unlinked above, and no reader walks it (the caller's
+            // contract), so nothing else can reach the node.
             let batch = unsafe { Box::from_raw(node) };
             // SAFETY: the node is this thread's alone now (above).
             node = batch.older.with(|older| unsafe { *older });
@@ -662,7 +667,8 @@ impl<C: Comparator + Sync> VecMem<C> {
         // entry in `shared.entries`.
         let entries = &mut shared.entries;
         entries.reserve_exact(self.len().saturating_sub(entries.len()));
-        self.take_listed_batches(|batch| entries.extend_from_slice(&batch));
+        // SAFETY: this thread holds the write lock (`shared`).
+        unsafe { self.take_listed_batches(|batch| entries.extend_from_slice(&batch)) };
         // The entry counts stay as they are: `len` adds the two, and moving
         // a count from one to the other could show a reader both. The
         // bytes move (the list's buffers and nodes are freed): a reader may
@@ -704,8 +710,8 @@ fn write_after_freeze() -> ! {
 
 impl<C: Comparator> Drop for VecMem<C> {
     fn drop(&mut self) {
-        // `&mut self`: no reader or writer is left.
-        self.take_listed_batches(drop);
+        // SAFETY: `&mut self`: no reader or writer is left.
+        unsafe { self.take_listed_batches(drop) };
     }
 }
 
