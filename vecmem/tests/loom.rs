@@ -105,3 +105,34 @@ fn batch_finished_before_freeze_is_in_the_sorted_vector() {
         reader.join().unwrap();
     });
 }
+
+/// A writer publishes a listed batch while another thread freezes the
+/// memtable and reads it, against the engine's rule: whatever the
+/// interleaving, either the publish panicked and the batch is nowhere, or
+/// it returned and the frozen reader sees it whole.
+#[test]
+fn a_batch_racing_the_freeze_is_in_whole_or_its_publish_panics() {
+    loom::model(|| {
+        let mem = Arc::new(VecMem::new(BytewiseComparator));
+        let writer = {
+            let mem = Arc::clone(&mem);
+            thread::spawn(move || {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let mut writer = mem.writer();
+                    writer.insert(b"y");
+                    writer.insert(b"x");
+                    writer.finish();
+                }))
+                .is_ok()
+            })
+        };
+        mem.mark_read_only();
+        let seen = scan(&mem);
+        let published = writer.join().unwrap();
+        if published {
+            assert_eq!(seen, [b"x", b"y"]);
+        } else {
+            assert!(seen.is_empty(), "a failed publish left {seen:?}");
+        }
+    });
+}
