@@ -91,6 +91,13 @@ quick() { timeout "$1" "$bin/$2" --bench --quick --noplot "${@:3}" 2>&1; }
                 --threads "$threads" --memtablerep "$memtable" --quiet
         done
     done
+    # Without the WAL: whether the log append or the hand-over between
+    # leaders bounds the unsynced rate.
+    for threads in 1 2 4 16; do
+        part "engine no WAL $threads threads"
+        timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 200000 \
+            --threads "$threads" --disable_wal --quiet
+    done
     for threads in 4 16 64; do
         part "engine sync $threads threads"
         timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 300 --sync \
