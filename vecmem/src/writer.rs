@@ -155,12 +155,18 @@ impl<'a, C: Comparator> Writer<'a, C> {
         // `VecMem::insert` costs: inlined, with the append of a single entry
         // and nothing else (a batch never took a buffer unless it holds two
         // entries or more), while larger batches call out.
-        let mut this = ManuallyDrop::new(self);
-        if this.rest.capacity() != 0 {
-            let rest = std::mem::take(&mut this.rest);
-            Self::finish_batch(this.mem, this.first.take(), rest);
-        } else if let Some(first) = this.first.take() {
-            this.mem.append(first, &[]);
+        ManuallyDrop::new(self).publish();
+    }
+
+    /// Publishes what the writer holds and leaves it empty: the body of
+    /// both [`finish`](Self::finish) and `drop`.
+    #[inline(always)]
+    fn publish(&mut self) {
+        if self.rest.capacity() != 0 {
+            let rest = std::mem::take(&mut self.rest);
+            Self::finish_batch(self.mem, self.first.take(), rest);
+        } else if let Some(first) = self.first.take() {
+            self.mem.append(first, &[]);
         }
     }
 
@@ -187,17 +193,12 @@ impl<'a, C: Comparator> Writer<'a, C> {
 impl<C: Comparator> Drop for Writer<'_, C> {
     #[inline]
     fn drop(&mut self) {
-        let rest = std::mem::take(&mut self.rest);
         if self.first.is_some() && std::thread::panicking() && self.mem.is_read_only() {
             // Publishing would panic again and abort; an unwinding batch was
             // never acknowledged, so dropping it loses nothing promised.
             return;
         }
-        if rest.capacity() != 0 {
-            Self::finish_batch(self.mem, self.first.take(), rest);
-        } else if let Some(first) = self.first.take() {
-            self.mem.append(first, &[]);
-        }
+        self.publish();
     }
 }
 
