@@ -21,13 +21,17 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 
 if [[ -z $bin ]]; then
     bin=$(mktemp -d)
-    (cd "$root" && cargo build --release -p lsm-demo && cp target/release/lsm-demo "$bin/") || exit 1
-    (cd "$root" && cargo bench -p benches --no-run --message-format=json) |
+    # Both builds report where their executables are, wherever the target
+    # directory is (CARGO_TARGET_DIR included).
+    (cd "$root" && cargo build --release -p lsm-demo --message-format=json &&
+        cargo bench -p benches --no-run --message-format=json) |
         python3 -c '
 import json, shutil, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and "bench" in m["target"]["kind"]:
+    if m.get("reason") != "compiler-artifact" or not m.get("executable"):
+        continue
+    if "bench" in m["target"]["kind"] or m["target"]["name"] == "lsm-demo":
         shutil.copy(m["executable"], sys.argv[1] + "/" + m["target"]["name"])
 ' "$bin" || exit 1
 fi
