@@ -18,7 +18,9 @@
 //! entry, written in place with `reserve`), `skiplist_thp` (the same list on
 //! an arena of 2 MiB blocks backed by transparent huge pages), `skiplist_b2`
 //! (`SkipList` with `SkipListOptions::new().branching(2).max_height(20)`,
-//! 4 KiB pages; random inserts and lookups only), `skipmap`
+//! 4 KiB pages; random inserts and lookups only), `skiplist_thp_b2` (both:
+//! branching 2 on the huge-page arena, as `lsm-demo` builds its memtables;
+//! random inserts and lookups only), `skipmap`
 //! (`crossbeam_skiplist::SkipMap<[u8; 16], [u8; 100]>`), `skipset`
 //! (`SkipSet<[u8; 116]>`, the entry as one key, like ours) and
 //! `mutex_btreemap` (`std::sync::Mutex<BTreeMap<[u8; 16], [u8; 100]>>`).
@@ -482,6 +484,7 @@ fn benches(c: &mut Criterion) {
     insert_random::<Ours<false>>(c, &data, &threads);
     insert_random::<Ours<true>>(c, &data, &threads);
     insert_random::<Ours<false, true>>(c, &data, &threads);
+    insert_random::<Ours<true, true>>(c, &data, &threads);
     insert_random::<Map>(c, &data, &threads);
     insert_random::<Set>(c, &data, &threads);
     insert_random::<Locked>(c, &data, &threads);
@@ -491,6 +494,7 @@ fn benches(c: &mut Criterion) {
     lookup::<Ours<false>>(c, &data);
     lookup::<Ours<true>>(c, &data);
     lookup::<Ours<false, true>>(c, &data);
+    lookup::<Ours<true, true>>(c, &data);
     lookup::<Map>(c, &data);
     lookup::<Set>(c, &data);
     lookup::<Locked>(c, &data);
