@@ -2,12 +2,14 @@
 # The scaling figures for a many-core machine, in about five minutes: the
 # write group's tree wake-up and fan-out with synced groups, its contenders up
 # to 64 writers, the arena's shards, the vector memtable's and the skiplist's
-# scaling, and the engine from 1 to 16 threads.
+# scaling, and the engine from 1 to 64 threads (with the write group's wait
+# knobs, and RocksDB's db_bench beside it where one is at hand).
 #
 # Usage: benches/scripts/many-core.sh OUT_DIR [BIN_DIR]
 #
 # BIN_DIR holds the bench executables named arena, write_group, skiplist,
-# vecmem and an `lsm-demo` binary, for a machine without a Rust toolchain;
+# vecmem and an `lsm-demo` binary, for a machine without a Rust toolchain
+# (and, optionally, `db_bench` with its shared libraries in BIN_DIR/lib);
 # without it they are built here. The vector memtable's targets and the
 # fan-out run with criterion's full sampling; the rest in its `--quick` mode
 # (no warm-up; iterations double until two agree within 5%), coarse figures
@@ -107,5 +109,35 @@ quick() { timeout "$1" "$bin/$2" --bench --quick --noplot "${@:3}" 2>&1; }
         timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 300 --sync \
             --threads "$threads" --quiet
     done
+    # How the unsynced writers wait: barging off, yielding off, yielding
+    # always; each run prints how its waits ended.
+    for threads in 4 16; do
+        for knob in --write_group_barge_spins=0 --write_thread_max_yield_usec=0 \
+            --enable_write_thread_adaptive_yield=0; do
+            part "engine $threads threads $knob"
+            timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 100000 \
+                --threads "$threads" --quiet "$knob"
+        done
+    done
+    # RocksDB's db_bench on the same unsynced workload, where one is at hand
+    # (`apt-get install rocksdb-tools`; or `db_bench` and its libraries in
+    # BIN_DIR and BIN_DIR/lib), with vs-rocksdb.sh's RocksDB-only flags.
+    rocks=$(command -v "$bin/db_bench" || command -v db_bench || true)
+    if [[ -n $rocks ]]; then
+        export LD_LIBRARY_PATH=$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+        for threads in 1 4 16; do
+            for wal in 0 1; do
+                part "rocksdb $threads threads disable_wal=$wal"
+                db=$(mktemp -d)
+                timeout 60 "$rocks" --benchmarks=fillrandom --num=100000 --threads="$threads" \
+                    --disable_wal="$wal" --sync=0 --memtablerep=skip_list \
+                    --allow_concurrent_memtable_write=1 --compression_type=none \
+                    --disable_auto_compactions=1 --max_write_buffer_number=64 \
+                    --min_write_buffer_number_to_merge=64 --enable_pipelined_write=0 \
+                    --statistics=0 --db="$db" 2>&1 | tr '\r' '\n' | grep -E '^fillrandom'
+                rm -rf "$db"
+            done
+        done
+    fi
     part done
 } >"$out/engine.log" 2>&1

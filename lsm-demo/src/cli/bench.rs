@@ -66,6 +66,22 @@ pub struct BenchArgs {
     /// Memtables kept before writes stall.
     #[arg(long, default_value_t = 2)]
     pub max_write_buffer_number: usize,
+    /// How long a writer waiting for its group may yield its time slice
+    /// before it sleeps, in microseconds; 0: no yielding.
+    #[arg(long, default_value_t = 100)]
+    pub write_thread_max_yield_usec: u32,
+    /// A yield that takes this long (microseconds) means another thread
+    /// ran; three of them end the yielding.
+    #[arg(long, default_value_t = 3)]
+    pub write_thread_slow_yield_usec: u32,
+    /// Yield only while past waits say yielding tends to succeed.
+    #[arg(long, default_value = "true", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub enable_write_thread_adaptive_yield: bool,
+    /// Ours, not db_bench's: busy-wait hints a writer that finds a group
+    /// running may spend watching for the queue to empty, to lead a group
+    /// of its own instead of queueing (0: always queue, as RocksDB does).
+    #[arg(long, default_value_t = 256)]
+    pub write_group_barge_spins: u32,
     /// Random seed; 0 picks one from the clock and prints it.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -123,9 +139,6 @@ pub const ROCKSDB_ONLY_FLAGS: &[&str] = &[
     "open_files",
     "bytes_per_sync",
     "wal_bytes_per_sync",
-    "write_thread_max_yield_usec",
-    "write_thread_slow_yield_usec",
-    "enable_write_thread_adaptive_yield",
     "keys_per_prefix",
     "prefix_size",
     "key_id_range",
@@ -227,11 +240,26 @@ pub struct BenchResult {
     pub groups: Option<u64>,
     /// Wake-ups issued by leaders.
     pub leader_wakeups: Option<u64>,
+    /// How the writers' waits for their groups ended (write benchmarks).
+    pub waits: Option<WaitOutcomes>,
     /// Leaders that waited for more writers before syncing, and how many of
     /// those waits timed out.
     pub gather_waits: Option<(u64, u64)>,
     /// Memtable bytes per entry in the mutable memtable at the end.
     pub memtable_bytes_per_entry: Option<f64>,
+}
+
+/// How waits for a write group ended, from the group's statistics.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct WaitOutcomes {
+    /// Ended while spinning.
+    pub spun: u64,
+    /// Ended while yielding the time slice.
+    pub yielded: u64,
+    /// Slept on the futex until woken.
+    pub slept: u64,
+    /// Writers that barged: led a group of their own instead of queueing.
+    pub barged: u64,
 }
 
 impl BenchResult {
@@ -415,6 +443,12 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
                 r.memtable_bytes_per_entry.unwrap_or(0.0)
             );
         }
+        if let Some(w) = r.waits {
+            println!(
+                "  waits: {} ended spinning, {} yielding, {} asleep; {} writers barged",
+                w.spun, w.yielded, w.slept, w.barged
+            );
+        }
         if let Some((waits, timeouts)) = r.gather_waits {
             println!(
                 "  group commit wait: {waits} leaders waited for more writers, {timeouts} until the window ended"
@@ -461,6 +495,13 @@ fn db_options(args: &BenchArgs, rep: &str) -> Result<Options, String> {
     o.set_allow_concurrent_memtable_write(args.allow_concurrent_memtable_write);
     o.set_unordered_write(args.unordered_write);
     o.set_group_commit_wait(args.group_commit_wait);
+    o.set_write_group_options(write_group::Options {
+        max_yield_usec: args.write_thread_max_yield_usec,
+        slow_yield_usec: args.write_thread_slow_yield_usec,
+        adaptive_yield: args.enable_write_thread_adaptive_yield,
+        barge_spins: args.write_group_barge_spins,
+        ..write_group::Options::default()
+    });
     Ok(o)
 }
 
@@ -577,6 +618,12 @@ fn run_one(cfg: &Config, db: &DB, row: &Row) -> Result<BenchResult, String> {
         leader_wakeups: w
             .is_write()
             .then(|| wg.leader_wakeups - before.leader_wakeups),
+        waits: w.is_write().then(|| WaitOutcomes {
+            spun: wg.spin_successes - before.spin_successes,
+            yielded: wg.yield_successes - before.yield_successes,
+            slept: wg.futex_sleeps - before.futex_sleeps,
+            barged: wg.barges - before.barges,
+        }),
         gather_waits: (w.is_write() && wg.gather_waits > before.gather_waits).then(|| {
             (
                 wg.gather_waits - before.gather_waits,
@@ -709,6 +756,7 @@ mod tests {
             mean_group_size: None,
             groups: None,
             leader_wakeups: None,
+            waits: None,
             gather_waits: None,
             memtable_bytes_per_entry: None,
         };
@@ -791,5 +839,34 @@ mod tests {
         let e = reject_rocksdb_only_flags(&["--compression_type=none".into()]).unwrap_err();
         assert!(e.contains("--compression_type"));
         assert!(reject_rocksdb_only_flags(&["--num=5".into()]).is_ok());
+    }
+
+    #[test]
+    fn write_thread_wait_flags_are_taken() {
+        let flags = [
+            "--write_thread_max_yield_usec=0",
+            "--write_thread_slow_yield_usec=7",
+            "--enable_write_thread_adaptive_yield=0",
+            "--write_group_barge_spins=0",
+        ];
+        let owned: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+        assert!(reject_rocksdb_only_flags(&owned).is_ok());
+        let a = bench_args(&flags);
+        assert_eq!(a.write_thread_max_yield_usec, 0);
+        assert_eq!(a.write_thread_slow_yield_usec, 7);
+        assert!(!a.enable_write_thread_adaptive_yield);
+        assert_eq!(a.write_group_barge_spins, 0);
+        // db_bench's defaults otherwise (RocksDB's: 100 µs, 3 µs, adaptive).
+        let d = bench_args(&[]);
+        assert_eq!(d.write_thread_max_yield_usec, 100);
+        assert_eq!(d.write_thread_slow_yield_usec, 3);
+        assert!(d.enable_write_thread_adaptive_yield);
+        assert_eq!(d.write_group_barge_spins, 256);
+        // They reach the database: a run with every wait shortened still
+        // writes and reports how its waits ended.
+        let dir = tempfile::tempdir().unwrap();
+        let db = DB::open(&db_options(&a, "skip_list").unwrap(), dir.path()).unwrap();
+        db.put(b"k", b"v").unwrap();
+        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     }
 }
