@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Bounded fuzzing of lsm-demo's readers of on-disk data (issue 8): every
 # cargo-fuzz target in lsm-demo/fuzz (WAL, table, manifest) runs for
-# FUZZ_SECONDS (default 20) with the nightly toolchain, starting from the
-# committed seeds plus the local corpus. A crash, a leak, an allocation above
+# FUZZ_SECONDS (default 20) with the pinned nightly (.ci/toolchain.sh),
+# starting from the committed seeds plus the local corpus. A crash, a leak, an allocation above
 # FUZZ_MALLOC_LIMIT_MB (default 64) or a timeout fails the script; libFuzzer
 # leaves the input under lsm-demo/fuzz/artifacts/<target>/.
 #
@@ -14,21 +14,21 @@ export CARGO_TERM_COLOR=never
 seconds=${FUZZ_SECONDS:-20}
 malloc_limit_mb=${FUZZ_MALLOC_LIMIT_MB:-64}
 
-if ! cargo +nightly --version >/dev/null 2>&1; then
-  rustup toolchain install nightly --profile minimal
-fi
-if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
-  cargo install cargo-fuzz --locked
+# shellcheck source=.ci/toolchain.sh
+source ../../.ci/toolchain.sh
+install_nightly
+if ! cargo "+$NIGHTLY" fuzz --version >/dev/null 2>&1; then
+  cargo install cargo-fuzz --locked || ci_fail "could not install cargo-fuzz"
 fi
 
-targets=$(cargo +nightly fuzz list)
-cargo +nightly fuzz build
+targets=$(cargo "+$NIGHTLY" fuzz list)
+cargo "+$NIGHTLY" fuzz build
 summary=""
 for t in $targets; do
   echo "=== fuzz: $t (${seconds} s)"
   mkdir -p "corpus/$t" "artifacts/$t"
   log=$(mktemp)
-  if ! cargo +nightly fuzz run "$t" "corpus/$t" "seeds/$t" -- \
+  if ! cargo "+$NIGHTLY" fuzz run "$t" "corpus/$t" "seeds/$t" -- \
     -max_total_time="$seconds" -malloc_limit_mb="$malloc_limit_mb" \
     -timeout=10 -print_final_stats=1 >"$log" 2>&1; then
     echo "fuzz: $t FAILED (input under lsm-demo/fuzz/artifacts/$t/)"

@@ -2,7 +2,7 @@
 # ThreadSanitizer over the concurrent tests (issue 8): every multi-threaded
 # integration test file (one that uses std::thread) under arena/, write-group/,
 # skiplist/ and vecmem/ tests/, except the loom models, and the engine's
-# multi-threaded tests in lsm-demo. Nightly with
+# multi-threaded tests in lsm-demo. The pinned nightly (.ci/toolchain.sh) with
 # -Zbuild-std, so the standard library is instrumented too. No suppressions:
 # any report fails the run.
 #
@@ -12,10 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 
-if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src'; then
-  rustup toolchain install nightly --profile minimal
-  rustup component add rust-src --toolchain nightly
-fi
+# shellcheck source=.ci/toolchain.sh
+source .ci/toolchain.sh
+install_nightly
 
 target=x86_64-unknown-linux-gnu
 export RUSTFLAGS="-Zsanitizer=thread -Cforce-frame-pointers=yes"
@@ -31,7 +30,7 @@ tsan() {
   echo "=== tsan: $crate $*"
   local started=$SECONDS
   # By manifest: folders keep short names (skiplist/ holds inline-skiplist).
-  cargo +nightly test -Zbuild-std --target "$target" --manifest-path "$crate/Cargo.toml" "$@"
+  cargo "+$NIGHTLY" test -Zbuild-std --target "$target" --manifest-path "$crate/Cargo.toml" "$@"
   echo "=== tsan: $crate clean ($((SECONDS - started)) s)"
 }
 

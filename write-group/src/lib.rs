@@ -18,7 +18,8 @@
 //! leadership to the next queued writer and wakes the members. Followers
 //! never take a lock: each waits on its own `AtomicU32` state, first
 //! spinning, then yielding (RocksDB's adaptive yield), then sleeping on it as
-//! a futex ([`atomic-wait`](https://docs.rs/atomic-wait)).
+//! a futex (`futex(2)` on Linux, [`atomic-wait`](https://docs.rs/atomic-wait)'s
+//! calls on other platforms).
 //!
 //! Large parallel groups are woken through a two-level tree (RocksDB PR
 //! 12545): the leader wakes about `sqrt(n)` *callers*, each of which wakes
@@ -144,6 +145,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod commit;
+#[cfg(not(loom))]
+mod futex;
 mod gather;
 mod group;
 mod leader_cell;

@@ -92,7 +92,7 @@ impl OwnedFutex {
     #[inline]
     pub(crate) fn wait(&self, expected: u32) {
         #[cfg(not(loom))]
-        atomic_wait::wait(&self.state, expected);
+        crate::futex::wait(&self.state, expected);
         #[cfg(loom)]
         {
             let _ = expected;
@@ -138,7 +138,7 @@ impl Waker {
         // A dangling address is fine for FUTEX_WAKE: at worst it wakes an
         // unrelated waiter spuriously, and every wait here loops.
         #[cfg(not(loom))]
-        atomic_wait::wake_one(self.word);
+        crate::futex::wake_one(self.word);
         #[cfg(loom)]
         self.owner.unpark();
     }
@@ -149,7 +149,7 @@ impl Waker {
 #[inline]
 pub(crate) fn shared_wait(word: &AtomicU32, expected: u32) {
     #[cfg(not(loom))]
-    atomic_wait::wait(word, expected);
+    crate::futex::wait(word, expected);
     #[cfg(loom)]
     {
         let _ = (word, expected);
@@ -161,7 +161,7 @@ pub(crate) fn shared_wait(word: &AtomicU32, expected: u32) {
 #[inline]
 pub(crate) fn shared_wake_all(word: &AtomicU32) {
     #[cfg(not(loom))]
-    atomic_wait::wake_all(word);
+    crate::futex::wake_all(word);
     #[cfg(loom)]
     let _ = word;
 }
