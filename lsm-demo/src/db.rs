@@ -14,14 +14,8 @@
 //!                                    return
 //! ```
 //!
-//! # Files in the directory
-//!
-//! | name | what |
-//! |---|---|
-//! | `LOCK` | advisory lock held while a `DB` is open |
-//! | `MANIFEST` | the live table files, the next file number, the log number |
-//! | `NNNNNN.log` | write-ahead logs, replayed on open when `>= log_number` |
-//! | `NNNNNN.sst` | sorted table files (level 0: flushed memtables; level 1: compacted) |
+//! The files in the directory are described in [`crate::filename`]; how
+//! they are recognised, replayed and retired in [`crate::recovery`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,174 +24,21 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::batch::{WriteBatch, decode_group, group_header};
+use crate::batch::{GROUP_HEADER_LEN, WriteBatch, group_header};
 use crate::env::{FileLock, FileSystem, PosixFs};
 use crate::error::{Error, Result};
+use crate::filename::{LOCK_FILE, log_path};
+use crate::info_log::{InfoLog, info};
 use crate::iter::{InternalIterator, MergingIterator, UserIterator};
-use crate::key::{
-    InternalKeyComparator, MAX_SEQUENCE, ValueType, append_internal_key, parse_internal_key,
-};
-use crate::manifest::{FileMeta, Manifest, read_manifest, write_manifest};
-use crate::memtable::{Lookup, Memtable};
+use crate::key::{MAX_SEQUENCE, ValueType, parse_internal_key, user_key};
+use crate::manifest::{Manifest, NUM_LEVELS, write_manifest};
+use crate::memtable::Memtable;
 use crate::options::{MAX_KEY_LEN, MAX_VALUE_LEN, Options, ReadOptions, WriteOptions};
-use crate::table::{Table, TableBuilder, TableIter, TableOptions};
-use crate::wal::{LogReader, LogWriter, RecoveryMode};
-
-/// Table files on level 0 overlap; level 1 files are sorted and disjoint.
-const LEVELS: usize = 2;
-
-fn log_name(dir: &Path, number: u64) -> PathBuf {
-    dir.join(format!("{number:06}.log"))
-}
-
-fn table_name(dir: &Path, number: u64) -> PathBuf {
-    dir.join(format!("{number:06}.sst"))
-}
-
-/// Parses `NNNNNN.log` / `NNNNNN.sst`.
-fn parse_file_name(name: &str) -> Option<(u64, &str)> {
-    let (stem, ext) = name.split_once('.')?;
-    if stem.is_empty() || !stem.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((stem.parse().ok()?, ext))
-}
-
-fn user_key_of_internal(k: &[u8]) -> &[u8] {
-    crate::key::user_key(k)
-}
-
-/// A table file that is part of the database.
-pub(crate) struct TableFile {
-    pub(crate) meta: FileMeta,
-    pub(crate) table: Arc<Table>,
-}
-
-impl TableFile {
-    fn covers(&self, user_key: &[u8]) -> bool {
-        user_key_of_internal(&self.meta.smallest) <= user_key
-            && user_key <= user_key_of_internal(&self.meta.largest)
-    }
-
-    fn get(&self, user_key: &[u8], seq: u64) -> Result<Lookup> {
-        if !self.covers(user_key) || !self.table.may_contain(user_key) {
-            return Ok(Lookup::Missing);
-        }
-        let mut it = self.table.iter();
-        let mut target = Vec::with_capacity(user_key.len() + 8);
-        append_internal_key(&mut target, user_key, seq, ValueType::FOR_SEEK);
-        it.seek(&target);
-        if !it.valid() {
-            it.status().map_err(table_error)?;
-            return Ok(Lookup::Missing);
-        }
-        Ok(match parse_internal_key(it.key()) {
-            Some(k) if k.user_key == user_key => match k.value_type {
-                ValueType::Value => Lookup::Found(it.value().to_vec()),
-                ValueType::Deletion => Lookup::Deleted,
-            },
-            _ => Lookup::Missing,
-        })
-    }
-}
-
-fn table_error(e: crate::table::TableError) -> Error {
-    Error::Corruption(e.to_string())
-}
-
-/// What a reader needs: every memtable and table file, as of one moment.
-/// Replaced as a whole (copy on write), so a reader holds one `Arc`.
-#[derive(Clone)]
-pub(crate) struct Version {
-    pub(crate) mem: Arc<Memtable>,
-    /// Frozen memtables waiting for flush, newest first.
-    pub(crate) imm: Vec<Arc<Memtable>>,
-    /// `levels[0]` newest first; `levels[1]` sorted by smallest key.
-    pub(crate) levels: [Vec<Arc<TableFile>>; LEVELS],
-}
-
-impl Version {
-    /// A copy of this version changed by `f`.
-    fn with(&self, f: impl FnOnce(&mut Version)) -> Version {
-        let mut next = self.clone();
-        f(&mut next);
-        next
-    }
-
-    fn get(&self, user_key: &[u8], seq: u64) -> Result<Option<Vec<u8>>> {
-        for m in std::iter::once(&self.mem).chain(self.imm.iter()) {
-            match m.get(user_key, seq) {
-                Lookup::Found(v) => return Ok(Some(v)),
-                Lookup::Deleted => return Ok(None),
-                Lookup::Missing => {}
-            }
-        }
-        for t in &self.levels[0] {
-            match t.get(user_key, seq)? {
-                Lookup::Found(v) => return Ok(Some(v)),
-                Lookup::Deleted => return Ok(None),
-                Lookup::Missing => {}
-            }
-        }
-        let l1 = &self.levels[1];
-        let i = l1.partition_point(|t| user_key_of_internal(&t.meta.largest) < user_key);
-        if let Some(t) = l1.get(i) {
-            match t.get(user_key, seq)? {
-                Lookup::Found(v) => return Ok(Some(v)),
-                Lookup::Deleted | Lookup::Missing => return Ok(None),
-            }
-        }
-        Ok(None)
-    }
-
-    fn iter(&self) -> MergingIterator {
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-        for m in std::iter::once(&self.mem).chain(self.imm.iter()) {
-            children.push(m.rep.clone().iter());
-        }
-        for level in &self.levels {
-            for t in level {
-                children.push(Box::new(TableIterAdapter(t.table.iter())));
-            }
-        }
-        MergingIterator::new(children)
-    }
-}
-
-struct TableIterAdapter(TableIter);
-
-impl InternalIterator for TableIterAdapter {
-    fn valid(&self) -> bool {
-        self.0.valid()
-    }
-    fn seek_to_first(&mut self) {
-        self.0.seek_to_first()
-    }
-    fn seek_to_last(&mut self) {
-        self.0.seek_to_last()
-    }
-    fn seek(&mut self, target: &[u8]) {
-        self.0.seek(target)
-    }
-    fn seek_for_prev(&mut self, target: &[u8]) {
-        self.0.seek_for_prev(target)
-    }
-    fn next(&mut self) {
-        self.0.next()
-    }
-    fn prev(&mut self) {
-        self.0.prev()
-    }
-    fn key(&self) -> &[u8] {
-        self.0.key()
-    }
-    fn value(&self) -> &[u8] {
-        self.0.value()
-    }
-    fn status(&self) -> Result<()> {
-        self.0.status().map_err(table_error)
-    }
-}
+use crate::recovery::{
+    Inventory, RecoveryStats, create_database, delete_obsolete_files, recognise, recover,
+};
+use crate::version::{TableIterAdapter, Version, build_table};
+use crate::wal::{LogWriter, MAX_RECORD_LEN};
 
 /// State changed only under `Shared::state`.
 struct State {
@@ -239,6 +80,9 @@ pub(crate) struct Shared {
     /// Moving average of a log `fdatasync`, in nanoseconds (0 before the
     /// first): sizes a sync group's wait for more writers.
     sync_nanos: AtomicU64,
+    info_log: InfoLog,
+    /// What this open's recovery did.
+    recovery: RecoveryStats,
     _lock: Box<dyn FileLock>,
 }
 
@@ -370,94 +214,50 @@ impl DB {
         opts.validate()?;
         let dir = path.as_ref().to_path_buf();
         prepare_dir(&*fs, &dir, opts)?;
-        let lock = fs.lock(&dir.join("LOCK")).map_err(|e| {
+        // Refuse a directory that is not ours before touching it, lock
+        // file included.
+        recognise(&*fs, &dir, opts, &Inventory::of(&*fs, &dir)?)?;
+        let lock = fs.lock(&dir.join(LOCK_FILE)).map_err(|e| {
             if e.kind() == std::io::ErrorKind::WouldBlock
                 || e.kind() == std::io::ErrorKind::ResourceBusy
                 || e.raw_os_error() == Some(libc::EWOULDBLOCK)
             {
                 Error::Locked(dir.clone())
             } else {
-                Error::io("locking the database", e)
+                Error::io(format!("locking {}", dir.display()), e)
             }
         })?;
-        let existing = read_manifest(&*fs, &dir).map_err(|e| Error::Corruption(e.to_string()))?;
-        if existing.is_some() && opts.error_if_exists {
-            return Err(Error::InvalidArgument(format!(
-                "database {} already exists",
-                dir.display()
-            )));
-        }
-        let mut manifest = existing.unwrap_or(Manifest {
-            next_file_number: 1,
-            last_sequence: 0,
-            log_number: 0,
-            files: Vec::new(),
-        });
-
-        // Open every live table.
-        let mut levels: [Vec<Arc<TableFile>>; LEVELS] = Default::default();
-        for meta in &manifest.files {
-            let t = open_table(&*fs, &dir, meta)?;
-            let level = (meta.level as usize).min(LEVELS - 1);
-            levels[level].push(Arc::new(t));
-        }
-        levels[0].sort_by_key(|t| std::cmp::Reverse(t.meta.number));
-        levels[1]
-            .sort_by(|a, b| crate::key::compare_internal_keys(&a.meta.smallest, &b.meta.smallest));
-
-        // Replay the logs the manifest does not cover into one memtable.
-        let mut logs: Vec<u64> = list_files(&*fs, &dir, "log")?
-            .into_iter()
-            .filter(|&n| n >= manifest.log_number)
-            .collect();
-        logs.sort_unstable();
-        let mut next_sequence = manifest.last_sequence + 1;
-        let recovered = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
-        for &n in &logs {
-            replay_log(
-                &*fs,
-                &dir,
-                n,
-                opts.wal_recovery_mode,
-                &recovered,
-                &mut next_sequence,
-            )?;
-            manifest.next_file_number = manifest.next_file_number.max(n + 1);
-        }
-        // Persist what the logs held as a level-0 table, so the old logs can go.
-        if !recovered.is_empty() {
-            recovered.rep.mark_read_only();
-            let number = manifest.next_file_number;
-            manifest.next_file_number += 1;
-            if let Some(t) =
-                build_table(&*fs, &dir, opts, number, recovered.rep.clone().iter(), None)?
-            {
-                manifest.files.push(t.meta.clone());
-                levels[0].insert(0, Arc::new(t));
+        // Again under the lock: another process may have changed it.
+        let inventory = Inventory::of(&*fs, &dir)?;
+        let found = recognise(&*fs, &dir, opts, &inventory)?;
+        let info_log = InfoLog::open(&*fs, &dir);
+        info!(
+            info_log,
+            "opening {} (recovery mode {:?}, memtable {:?}, write buffer {} bytes)",
+            dir.display(),
+            opts.wal_recovery_mode,
+            opts.memtable_kind,
+            opts.write_buffer_size
+        );
+        let manifest = match found {
+            Some(manifest) => manifest,
+            None => {
+                let manifest = create_database(&*fs, &dir)?;
+                info!(info_log, "created a new database in {}", dir.display());
+                manifest
             }
-        }
-        // A fresh log for new writes; the manifest then names it as the first
-        // log to replay, which retires the old ones.
-        let log_number = manifest.next_file_number;
-        manifest.next_file_number += 1;
-        let log_file = fs
-            .create(&log_name(&dir, log_number))
-            .map_err(|e| Error::io("creating the log", e))?;
-        fs.sync_dir(&dir)
-            .map_err(|e| Error::io("syncing the directory", e))?;
-        manifest.log_number = log_number;
-        manifest.last_sequence = next_sequence - 1;
-        write_manifest(&*fs, &dir, &manifest).map_err(|e| Error::io("writing the manifest", e))?;
-        remove_obsolete_files(&*fs, &dir, &manifest);
-
+        };
+        let recovered = recover(&*fs, &dir, opts, manifest, &inventory, &info_log)
+            .inspect_err(|e| info!(info_log, "open failed: {e}"))?;
+        let next_sequence = recovered.next_sequence;
         let version = Version {
             mem: Arc::new(Memtable::new(
                 opts.memtable_kind,
-                log_number,
+                recovered.log_number,
                 opts.write_buffer_size,
             )),
             imm: Vec::new(),
-            levels,
+            levels: recovered.levels,
         };
         let shared = Arc::new(Shared {
             dir,
@@ -466,18 +266,18 @@ impl DB {
             group: write_group::WriteGroup::new(opts.write_group.clone()),
             visible_sequence: AtomicU64::new(next_sequence - 1),
             log: Mutex::new(LogState {
-                writer: Some(
-                    LogWriter::new(log_file).map_err(|e| Error::io("starting the log", e))?,
-                ),
-                number: log_number,
+                writer: Some(recovered.log),
+                number: recovered.log_number,
                 next_sequence,
             }),
             state: Mutex::new(State {
                 version: Arc::new(version),
-                manifest,
+                manifest: recovered.manifest,
                 bg_busy: false,
                 stalled: false,
             }),
+            info_log,
+            recovery: recovered.stats,
             bg_cv: Condvar::new(),
             bg_error: Mutex::new(None),
             has_bg_error: AtomicBool::new(false),
@@ -680,6 +480,7 @@ impl DB {
                 "value of {v} bytes exceeds {MAX_VALUE_LEN}"
             )));
         }
+        check_batch_size(batch.data_size())?;
         if wo.sync && wo.disable_wal {
             // Nothing would be synced: acknowledging the write as durable
             // would be a lie (RocksDB refuses the same combination).
@@ -708,9 +509,9 @@ impl DB {
             .map_err(|e| match e {
                 write_group::WriteError::Group(e) => e,
                 write_group::WriteError::Stalled => Error::WriteStall,
-                write_group::WriteError::LeaderPanicked => {
-                    Error::BackgroundError("the write group's leader panicked".into())
-                }
+                write_group::WriteError::LeaderPanicked => Error::Aborted(
+                    "the write group's leader panicked; the write was not applied".into(),
+                ),
             })?;
         if self.shared.opts.unordered_write {
             // The group published our sequences already; insert now, on our own.
@@ -965,7 +766,46 @@ impl DB {
             memtable_bytes: mem_bytes,
             memtable_entries: mem_entries,
             last_sequence: self.shared.visible(),
+            recovery: self.shared.recovery.clone(),
         }
+    }
+
+    /// Lets writes in again after a background error stopped them (a log
+    /// write, a flush or a compaction that failed), as RocksDB's
+    /// `DB::Resume`: a broken log is replaced, every frozen memtable is
+    /// flushed so that the broken log is no longer needed, and the error is
+    /// cleared. Nothing acknowledged is lost. Does nothing without an error.
+    /// After a full disk the database also retries on its own
+    /// ([`Options::set_max_bgerror_resume_count`]).
+    ///
+    /// # Errors
+    ///
+    /// The error that stops the steps (the disk is still full, say), after
+    /// which writes stay stopped; or the background error itself when it is
+    /// not an I/O error (corruption is not resumed from).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp};
+    /// use lsm_demo::{DB, Error, Options, WriteOptions};
+    /// use std::sync::Arc;
+    ///
+    /// let fs = FaultInjectionFs::new();
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true);
+    /// let db = DB::open_with_fs(&opts, "/db", Arc::new(fs.clone())).unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// fs.fail_next(FaultOp::Append, 1); // the next log write fails
+    /// assert!(db.put(b"b", b"2").is_err());
+    /// assert!(matches!(db.put(b"c", b"3"), Err(Error::BackgroundError(_))));
+    /// db.resume().unwrap();
+    /// db.put(b"c", b"3").unwrap();
+    /// assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    /// assert_eq!(db.get(b"b").unwrap(), None); // the failed write
+    /// ```
+    pub fn resume(&self) -> Result<()> {
+        self.shared.resume()
     }
 
     /// The directory of this database.
@@ -1032,7 +872,7 @@ pub struct DbStats {
     /// The write group's counters (groups, members, wake-ups, sizes).
     pub write_group: write_group::Stats,
     /// Table files per level.
-    pub level_files: [usize; LEVELS],
+    pub level_files: [usize; NUM_LEVELS],
     /// Frozen memtables waiting for flush.
     pub immutable_memtables: usize,
     /// Bytes of the mutable memtable.
@@ -1041,6 +881,8 @@ pub struct DbStats {
     pub memtable_entries: usize,
     /// The last visible sequence number.
     pub last_sequence: u64,
+    /// What recovery found and did when this database was opened.
+    pub recovery: RecoveryStats,
 }
 
 /// A consistent read view; release it by dropping it.
@@ -1552,9 +1394,10 @@ impl write_group::Commit<WriteItem> for Shared {
             for item in members.iter_mut() {
                 record.extend_from_slice(item.batch.records());
             }
-            let writer = log.writer.as_mut().ok_or_else(|| {
-                Error::BackgroundError("the log is closed after an earlier error".into())
-            })?;
+            let log_number = log.number;
+            let Some(writer) = log.writer.as_mut() else {
+                return Err(self.background_error());
+            };
             let result = writer.add_record(&record).and_then(|()| {
                 if sync {
                     self.timed_sync(writer)
@@ -1564,9 +1407,15 @@ impl write_group::Commit<WriteItem> for Shared {
             });
             if let Err(e) = result {
                 // The log may now hold part of the record: no later write may
-                // follow it. Refuse writes until the database is reopened.
+                // follow it. Refuse writes until `resume` retires this log.
+                // The group's sequence numbers stay used: a whole record
+                // (a failed sync) may still be read back from this log.
                 log.writer = None;
-                let err = Error::io("writing the log", e);
+                log.next_sequence = seq;
+                let err = Error::io(
+                    format!("writing {}", log_path(&self.dir, log_number).display()),
+                    e,
+                );
                 self.set_bg_error(err.clone());
                 return Err(err);
             }
@@ -1617,6 +1466,18 @@ impl write_group::Commit<WriteItem> for Shared {
     }
 }
 
+/// Refuses a batch that one log record cannot hold, before anything is
+/// written: the database stays writable.
+fn check_batch_size(data_size: usize) -> Result<()> {
+    let limit = MAX_RECORD_LEN - GROUP_HEADER_LEN;
+    if data_size > limit {
+        return Err(Error::InvalidArgument(format!(
+            "a batch of {data_size} bytes exceeds {limit}, the most one log record holds"
+        )));
+    }
+    Ok(())
+}
+
 /// A group that syncs inserts into the memtable in parallel only when its
 /// batches hold at least this many entries on average.
 const PARALLEL_MIN_ENTRIES_PER_MEMBER: u64 = 16;
@@ -1654,15 +1515,61 @@ impl Shared {
 
     fn check_bg_error(&self) -> Result<()> {
         if self.has_bg_error.load(Ordering::Acquire) {
-            let e = self.bg_error.lock().expect("bg error").clone();
-            return Err(Error::BackgroundError(
-                e.map(|e| e.to_string()).unwrap_or_default(),
-            ));
+            return Err(self.background_error());
         }
         Ok(())
     }
 
+    /// The error writers get while a background error stops writes.
+    fn background_error(&self) -> Error {
+        let cause = self.bg_error.lock().expect("bg error").clone();
+        Error::BackgroundError(Arc::new(cause.unwrap_or_else(|| {
+            Error::Aborted("writes were stopped by an earlier error".into())
+        })))
+    }
+
+    /// Lets writes in again after a background error: a broken log is
+    /// replaced (freezing the memtable it held), every frozen memtable is
+    /// flushed, so that no replay ever needs the broken log, and only then
+    /// is the error cleared. Writers wait meanwhile (the unbatched entry).
+    fn resume(&self) -> Result<()> {
+        if !self.has_bg_error.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let _unbatched = self.group.enter_unbatched();
+        let mut st = self.state.lock().expect("state");
+        // A flush or compaction that was running when the error came ends first.
+        while st.bg_busy {
+            st = self.bg_cv.wait(st).expect("state");
+        }
+        if !self.has_bg_error.load(Ordering::Acquire) {
+            return Ok(()); // resumed meanwhile
+        }
+        let cause = self.background_error();
+        if !matches!(
+            cause.kind(),
+            crate::ErrorKind::IOError | crate::ErrorKind::NoSpace
+        ) {
+            return Err(cause);
+        }
+        info!(self.info_log, "resuming after: {cause}");
+        if self.log.lock().expect("log").writer.is_none() {
+            self.install_new_log(&mut st)?;
+        }
+        drop(st);
+        while !self.state.lock().expect("state").version.imm.is_empty() {
+            self.flush_oldest()?;
+        }
+        *self.bg_error.lock().expect("bg error") = None;
+        self.has_bg_error.store(false, Ordering::Release);
+        info!(self.info_log, "resumed; writes go on");
+        let _st = self.state.lock().expect("state");
+        self.bg_cv.notify_all();
+        Ok(())
+    }
+
     fn set_bg_error(&self, e: Error) {
+        info!(self.info_log, "background error, writes stop: {e}");
         {
             let mut slot = self.bg_error.lock().expect("bg error");
             if slot.is_none() {
@@ -1722,28 +1629,43 @@ impl Shared {
         // After a failed log write (the lead step closes the log and sets
         // the background error before any later group or unbatched entry
         // runs), a fresh log would take writes that already passed
-        // `check_bg_error` and wait in the queue: they would be acknowledged
-        // and reuse the failed group's sequence numbers, which a whole
-        // failed record (a failed sync) still holds on replay.
+        // `check_bg_error` and wait in the queue, and acknowledge them while
+        // the broken log is still needed by a replay, which stops at its
+        // damage and would drop them. Only `resume` replaces a broken log,
+        // and it retires the broken one before it lets writes in.
         self.check_bg_error()?;
+        self.install_new_log(&mut st)
+    }
+
+    /// The body of [`Self::switch_memtable`], without the error check.
+    fn install_new_log(&self, st: &mut MutexGuard<'_, State>) -> Result<()> {
         let number = st.manifest.next_file_number;
         st.manifest.next_file_number += 1;
+        let path = log_path(&self.dir, number);
         let file = self
             .fs
-            .create(&log_name(&self.dir, number))
-            .map_err(|e| Error::io("creating a log", e))?;
+            .create(&path)
+            .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
         // The new log must survive power loss before any synced write lands in it.
         self.fs
             .sync_dir(&self.dir)
-            .map_err(|e| Error::io("syncing the directory", e))?;
+            .map_err(|e| Error::io(format!("syncing {}", self.dir.display()), e))?;
         {
             let mut log = self.log.lock().expect("log");
+            let old_number = log.number;
             if let Some(old) = log.writer.as_mut() {
                 // Unsynced writes of the old log must be durable once a later
                 // synced write in the new log is.
-                old.sync().map_err(|e| Error::io("syncing the log", e))?;
+                old.sync().map_err(|e| {
+                    Error::io(
+                        format!("syncing {}", log_path(&self.dir, old_number).display()),
+                        e,
+                    )
+                })?;
             }
-            log.writer = Some(LogWriter::new(file).map_err(|e| Error::io("starting a log", e))?);
+            let writer = LogWriter::new(file)
+                .map_err(|e| Error::io(format!("starting {}", path.display()), e))?;
+            log.writer = Some(writer);
             log.number = number;
         }
         let old = st.version.mem.clone();
@@ -1768,6 +1690,18 @@ impl Shared {
         Ok(())
     }
 
+    fn write_manifest(&self, manifest: &Manifest) -> Result<()> {
+        write_manifest(&*self.fs, &self.dir, manifest).map_err(|e| {
+            Error::io(
+                format!(
+                    "writing {}",
+                    self.dir.join(crate::manifest::MANIFEST_FILE).display()
+                ),
+                e,
+            )
+        })
+    }
+
     fn maybe_schedule_compaction(&self) {
         let _st = self.state.lock().expect("state");
         self.bg_cv.notify_all();
@@ -1784,10 +1718,12 @@ impl Shared {
 
     fn background_loop(&self) {
         let mut st = self.state.lock().expect("state");
+        let mut resume_attempts: u32 = 0;
         loop {
             if self.has_bg_error.load(Ordering::Acquire) {
                 // Nothing more can be made durable; wake stalled writers so
-                // they see the error, then idle until shutdown.
+                // they see the error, then idle until shutdown, or retry
+                // after a full disk (RocksDB's auto-resume).
                 if st.stalled {
                     st.stalled = false;
                     self.group.release_stall();
@@ -1796,7 +1732,31 @@ impl Shared {
                 if self.shutting_down.load(Ordering::Acquire) {
                     return;
                 }
-                st = self.bg_cv.wait(st).expect("state");
+                let no_space = self.background_error().kind() == crate::ErrorKind::NoSpace;
+                if !(no_space && resume_attempts < self.opts.max_bgerror_resume_count) {
+                    st = self.bg_cv.wait(st).expect("state");
+                    continue;
+                }
+                let interval = self.opts.bgerror_resume_retry_interval;
+                st = self.bg_cv.wait_timeout(st, interval).expect("state").0;
+                if self.shutting_down.load(Ordering::Acquire)
+                    || !self.has_bg_error.load(Ordering::Acquire)
+                {
+                    continue;
+                }
+                drop(st);
+                resume_attempts += 1;
+                match self.resume() {
+                    Ok(()) => {
+                        info!(
+                            self.info_log,
+                            "resumed on its own after {resume_attempts} tries"
+                        );
+                        resume_attempts = 0;
+                    }
+                    Err(e) => info!(self.info_log, "automatic resume failed: {e}"),
+                }
+                st = self.state.lock().expect("state");
                 continue;
             }
             let work = if !st.version.imm.is_empty() {
@@ -1866,7 +1826,8 @@ impl Shared {
         if let Some(t) = &table {
             manifest.files.push(t.meta.clone());
         }
-        // Logs older than the oldest memtable still in memory are retired.
+        // This memtable's log is retired: the oldest memtable still in
+        // memory names the first log to replay.
         let remaining_oldest_log = st
             .version
             .imm
@@ -1876,10 +1837,24 @@ impl Shared {
             .map(|m| m.log_number)
             .unwrap_or(st.version.mem.log_number);
         manifest.log_number = remaining_oldest_log;
+        manifest.obsolete_logs.push(mem.log_number);
         manifest.last_sequence = manifest.last_sequence.max(self.visible());
-        write_manifest(&*self.fs, &self.dir, &manifest)
-            .map_err(|e| Error::io("writing the manifest", e))?;
+        self.write_manifest(&manifest)?;
         st.manifest = manifest;
+        match &table {
+            Some(t) => info!(
+                self.info_log,
+                "flushed memtable of log {} to table {} ({} entries, {} bytes)",
+                mem.log_number,
+                t.meta.number,
+                t.meta.entries,
+                t.meta.file_size
+            ),
+            None => info!(
+                self.info_log,
+                "flushed empty memtable of log {}", mem.log_number
+            ),
+        }
         let table = table.map(Arc::new);
         st.version = Arc::new(st.version.with(|v| {
             v.imm.pop();
@@ -1887,7 +1862,7 @@ impl Shared {
                 v.levels[0].insert(0, t);
             }
         }));
-        remove_obsolete_files(&*self.fs, &self.dir, &st.manifest);
+        delete_obsolete_files(&*self.fs, &self.dir, &mut st.manifest, &self.info_log);
         Ok(())
     }
 
@@ -1902,20 +1877,19 @@ impl Shared {
             }
             let lo = l0
                 .iter()
-                .map(|t| user_key_of_internal(&t.meta.smallest))
+                .map(|t| user_key(&t.meta.smallest))
                 .min()
                 .expect("non-empty")
                 .to_vec();
             let hi = l0
                 .iter()
-                .map(|t| user_key_of_internal(&t.meta.largest))
+                .map(|t| user_key(&t.meta.largest))
                 .max()
                 .expect("non-empty")
                 .to_vec();
             let (overlap, keep): (Vec<_>, Vec<_>) =
                 st.version.levels[1].iter().cloned().partition(|t| {
-                    user_key_of_internal(&t.meta.largest) >= &lo[..]
-                        && user_key_of_internal(&t.meta.smallest) <= &hi[..]
+                    user_key(&t.meta.largest) >= &lo[..] && user_key(&t.meta.smallest) <= &hi[..]
                 });
             (l0, overlap, keep)
         };
@@ -1968,9 +1942,14 @@ impl Shared {
         manifest
             .files
             .extend(outputs.iter().map(|t| t.meta.clone()));
-        write_manifest(&*self.fs, &self.dir, &manifest)
-            .map_err(|e| Error::io("writing the manifest", e))?;
+        manifest.obsolete_tables.extend(&gone);
+        self.write_manifest(&manifest)?;
         st.manifest = manifest;
+        info!(
+            self.info_log,
+            "compacted tables {gone:?} into {:?}",
+            outputs.iter().map(|t| t.meta.number).collect::<Vec<_>>()
+        );
         st.version = Arc::new(st.version.with(|v| {
             // Flushes may have added level-0 files meanwhile: keep those.
             v.levels[0].retain(|t| !gone.contains(&t.meta.number));
@@ -1981,7 +1960,7 @@ impl Shared {
             });
             v.levels[1] = l1;
         }));
-        remove_obsolete_files(&*self.fs, &self.dir, &st.manifest);
+        delete_obsolete_files(&*self.fs, &self.dir, &mut st.manifest, &self.info_log);
         Ok(())
     }
 }
@@ -2073,99 +2052,6 @@ impl CompactionFilter {
     }
 }
 
-fn table_options(opts: &Options) -> TableOptions {
-    TableOptions {
-        block_size: opts.block_size,
-        restart_interval: 16,
-        bloom_bits_per_key: opts.bloom_bits_per_key,
-    }
-}
-
-fn table_comparator() -> Arc<dyn key_comparator::Comparator + Send + Sync> {
-    Arc::new(InternalKeyComparator)
-}
-
-fn open_table(fs: &dyn FileSystem, dir: &Path, meta: &FileMeta) -> Result<TableFile> {
-    let path = table_name(dir, meta.number);
-    let file = fs
-        .open_random(&path)
-        .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-    let table = Table::open(
-        file,
-        meta.file_size,
-        table_comparator(),
-        user_key_of_internal,
-    )
-    .map_err(|e| Error::Corruption(format!("{}: {e}", path.display())))?;
-    Ok(TableFile {
-        meta: meta.clone(),
-        table,
-    })
-}
-
-/// Writes the entries under `source`'s cursor (already positioned, or
-/// positioned at the start when it was never positioned) to table file
-/// `number`, up to `max_size` bytes; syncs the file and the directory.
-/// `None` when there was nothing to write.
-fn build_table(
-    fs: &dyn FileSystem,
-    dir: &Path,
-    opts: &Options,
-    number: u64,
-    mut source: Box<dyn InternalIterator + '_>,
-    max_size: Option<u64>,
-) -> Result<Option<TableFile>> {
-    if max_size.is_none() {
-        source.seek_to_first();
-    }
-    if !source.valid() {
-        source.status()?;
-        return Ok(None);
-    }
-    let path = table_name(dir, number);
-    let file = fs
-        .create(&path)
-        .map_err(|e| Error::io("creating a table", e))?;
-    let mut builder = TableBuilder::new(
-        file,
-        table_options(opts),
-        table_comparator(),
-        user_key_of_internal,
-    );
-    let mut written: u64 = 0;
-    let mut last_user_key: Vec<u8> = Vec::new();
-    while source.valid() {
-        // Split only between user keys: level-1 files must not share one.
-        if max_size.is_some_and(|m| written >= m)
-            && user_key_of_internal(source.key()) != &last_user_key[..]
-        {
-            break;
-        }
-        last_user_key.clear();
-        last_user_key.extend_from_slice(user_key_of_internal(source.key()));
-        builder
-            .add(source.key(), source.value())
-            .map_err(|e| Error::Corruption(format!("building {}: {e}", path.display())))?;
-        written += (source.key().len() + source.value().len()) as u64;
-        source.next();
-    }
-    source.status()?;
-    let info = builder
-        .finish()
-        .map_err(|e| Error::Corruption(format!("finishing {}: {e}", path.display())))?;
-    fs.sync_dir(dir)
-        .map_err(|e| Error::io("syncing the directory", e))?;
-    let meta = FileMeta {
-        number,
-        level: 0,
-        file_size: info.file_size,
-        smallest: info.smallest,
-        largest: info.largest,
-        entries: info.entries,
-    };
-    open_table(fs, dir, &meta).map(Some)
-}
-
 fn prepare_dir(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
     // Through `fs` only: a custom file system must not see the real disk.
     if fs.is_dir(dir) {
@@ -2178,75 +2064,10 @@ fn prepare_dir(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
         return Err(Error::NotFound(dir.to_path_buf()));
     }
     fs.create_dir_all(dir)
-        .map_err(|e| Error::io("creating the directory", e))?;
+        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs.sync_dir(parent)
-            .map_err(|e| Error::io("syncing the parent directory", e))?;
+            .map_err(|e| Error::io(format!("syncing {}", parent.display()), e))?;
     }
     Ok(())
-}
-
-fn list_files(fs: &dyn FileSystem, dir: &Path, ext: &str) -> Result<Vec<u64>> {
-    let names = fs
-        .list_dir(dir)
-        .map_err(|e| Error::io("listing the directory", e))?;
-    Ok(names
-        .iter()
-        .filter_map(|n| parse_file_name(n))
-        .filter(|(_, e)| *e == ext)
-        .map(|(n, _)| n)
-        .collect())
-}
-
-fn replay_log(
-    fs: &dyn FileSystem,
-    dir: &Path,
-    number: u64,
-    mode: RecoveryMode,
-    mem: &Memtable,
-    next_sequence: &mut u64,
-) -> Result<()> {
-    let path = log_name(dir, number);
-    let mut reader = LogReader::open(fs, &path, mode).map_err(|e| wal_error(&path, e))?;
-    while let Some(record) = reader.next_record().map_err(|e| wal_error(&path, e))? {
-        let (first, ops) = decode_group(record)
-            .map_err(|e| Error::Corruption(format!("{}: {}", path.display(), e.0)))?;
-        let mut batch = WriteBatch::new();
-        for op in ops {
-            match op {
-                crate::BatchOp::Put(k, v) => batch.put(k, v),
-                crate::BatchOp::Delete(k) => batch.delete(k),
-            }
-        }
-        mem.rep.insert_batch(first, &batch, false);
-        *next_sequence = (*next_sequence).max(first + batch.len() as u64);
-    }
-    Ok(())
-}
-
-fn wal_error(path: &Path, e: crate::wal::WalError) -> Error {
-    match e {
-        crate::wal::WalError::Io { source, .. } => {
-            Error::io(format!("reading {}", path.display()), source)
-        }
-        other => Error::Corruption(format!("{}: {other}", path.display())),
-    }
-}
-
-/// Deletes logs before the manifest's log number and tables it does not list.
-fn remove_obsolete_files(fs: &dyn FileSystem, dir: &Path, manifest: &Manifest) {
-    let Ok(names) = fs.list_dir(dir) else { return };
-    for name in names {
-        let Some((n, ext)) = parse_file_name(&name) else {
-            continue;
-        };
-        let obsolete = match ext {
-            "log" => n < manifest.log_number,
-            "sst" => n < manifest.next_file_number && !manifest.files.iter().any(|f| f.number == n),
-            _ => false,
-        };
-        if obsolete {
-            let _ = fs.remove_file(&dir.join(&name));
-        }
-    }
 }

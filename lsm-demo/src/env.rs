@@ -849,6 +849,8 @@ struct MemState {
     locks: HashMap<PathBuf, u64>,
     next_lock_id: u64,
     rules: HashMap<FaultOp, FaultRule>,
+    /// The kind injected errors of an op carry (default `Other`).
+    kinds: HashMap<FaultOp, io::ErrorKind>,
     stats: HashMap<FaultOp, OpStats>,
     torn_appends: bool,
 }
@@ -914,10 +916,14 @@ impl MemState {
         };
         if fail {
             stats.injected += 1;
-            return Err(io::Error::other(InjectedFault {
-                op,
-                path: path.to_path_buf(),
-            }));
+            let kind = self.kinds.get(&op).copied().unwrap_or(io::ErrorKind::Other);
+            return Err(io::Error::new(
+                kind,
+                InjectedFault {
+                    op,
+                    path: path.to_path_buf(),
+                },
+            ));
         }
         Ok(())
     }
@@ -1190,6 +1196,26 @@ impl FaultInjectionFs {
     /// ```
     pub fn clear_fault(&self, op: FaultOp) {
         self.shared.state().rules.remove(&op);
+    }
+
+    /// Sets the [`io::ErrorKind`] of the errors injected into `op` from now
+    /// on (`Other` until set): [`io::ErrorKind::StorageFull`] simulates a
+    /// full disk.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+    /// use std::{io::ErrorKind, path::Path};
+    /// let fs = FaultInjectionFs::new();
+    /// fs.set_error_kind(FaultOp::Append, ErrorKind::StorageFull);
+    /// fs.fail_next(FaultOp::Append, 1);
+    /// let err = fs.create(Path::new("f")).unwrap().append(b"x").unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::StorageFull);
+    /// assert!(FaultInjectionFs::is_injected(&err));
+    /// ```
+    pub fn set_error_kind(&self, op: FaultOp, kind: io::ErrorKind) {
+        self.shared.state().kinds.insert(op, kind);
     }
 
     /// Removes every rule.

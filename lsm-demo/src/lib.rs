@@ -74,18 +74,24 @@ pub mod bloom;
 pub mod db;
 pub mod env;
 pub mod error;
+pub(crate) mod filename;
+pub(crate) mod info_log;
 pub(crate) mod iter;
 pub mod key;
 pub mod manifest;
 pub(crate) mod memtable;
 pub mod options;
+pub mod recovery;
 pub mod table;
+pub(crate) mod version;
 pub mod wal;
 
 pub use batch::{BatchOp, WriteBatch};
 pub use db::{DB, DBIterator, DBRawIterator, DbStats, Direction, IteratorMode, KvPair, Snapshot};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use options::{MAX_KEY_LEN, MAX_VALUE_LEN, MemtableKind, Options, ReadOptions, WriteOptions};
+pub use recovery::RecoveryStats;
+pub use wal::DBRecoveryMode;
 
 /// The README's examples, run as doctests.
 #[cfg(doctest)]

@@ -7,21 +7,29 @@
 //! leaves either the old or the new manifest, whole: the rename is atomic,
 //! and the new file's bytes are durable before its name can be.
 //!
-//! # File format (version 1)
+//! A valid `MANIFEST` is also what makes a directory a database: the engine
+//! opens nothing else as one, and deletes only the files a manifest lists
+//! as obsolete.
+//!
+//! # File format (version 2)
 //!
 //! ```text
-//! magic "lsm-mfst" | version: u32 LE (=1) | body_len: u64 LE | body
+//! magic "lsm-mfst" | version: u32 LE (=2) | body_len: u64 LE | body
 //! | crc: u32 LE (masked CRC32C of everything before it)
 //! body = next_file_number log_number last_sequence file_count  (varints)
 //!        file*
+//!        obsolete_log_count log_number*  obsolete_table_count table_number*
 //! file = number level file_size entries  (varints)
 //!        smallest_len smallest largest_len largest
 //! ```
 //!
+//! Version 1 is version 2 without the obsolete lists; both are read.
 //! Masking: rotate right by 15, add `0x6c736d64`. Decoding checks the
 //! magic, version, length and checksum before parsing the body, and every
 //! length in the body against the bytes left, so damaged input gives a
 //! [`ManifestError`] and never a panic or a large allocation.
+//! [`Manifest::check_consistency`] then checks that the contents make sense
+//! (RocksDB's `force_consistency_checks`).
 //!
 //! # Examples
 //!
@@ -43,6 +51,7 @@
 //!         number: 5, level: 0, file_size: 4096, entries: 10,
 //!         smallest: b"a".to_vec(), largest: b"z".to_vec(),
 //!     }],
+//!     ..Manifest::default()
 //! };
 //! write_manifest(&fs, dir, &m).unwrap();
 //! fs.simulate_crash();
@@ -64,8 +73,11 @@ pub const MANIFEST_FILE: &str = "MANIFEST";
 pub const MANIFEST_TEMP_FILE: &str = "MANIFEST.tmp";
 /// The first 8 bytes of a manifest.
 pub const MAGIC: [u8; 8] = *b"lsm-mfst";
-/// The format version this module writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this module writes; it reads this one and version 1.
+pub const FORMAT_VERSION: u32 = 2;
+/// The number of levels: level 0 holds overlapping flushed tables, level 1
+/// sorted, disjoint ones.
+pub const NUM_LEVELS: usize = 2;
 /// Magic, version and body length.
 const HEADER_LEN: usize = 8 + 4 + 8;
 /// The trailing checksum.
@@ -108,8 +120,8 @@ pub struct FileMeta {
 /// use lsm_demo::manifest::Manifest;
 /// let empty = Manifest::default(); // a new database: no files, all counters 0
 /// assert!(empty.files.is_empty());
-/// // 20 bytes of header, 4 one-byte varints, a 4-byte checksum:
-/// assert_eq!(empty.encode().len(), 28);
+/// // 20 bytes of header, 6 one-byte varints, a 4-byte checksum:
+/// assert_eq!(empty.encode().len(), 30);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Manifest {
@@ -122,6 +134,12 @@ pub struct Manifest {
     pub log_number: u64,
     /// The live table files.
     pub files: Vec<FileMeta>,
+    /// Logs this database retired and may not have deleted yet: the only
+    /// logs it deletes.
+    pub obsolete_logs: Vec<u64>,
+    /// Table files this database retired and may not have deleted yet: the
+    /// only tables it deletes.
+    pub obsolete_tables: Vec<u64>,
 }
 
 /// Why a manifest could not be read.
@@ -194,6 +212,14 @@ pub enum ManifestError {
         /// What is wrong.
         detail: &'static str,
     },
+    /// The body parses but its contents contradict each other (a file
+    /// listed twice, a level out of range, a counter behind a live file).
+    Inconsistent {
+        /// The file, when known.
+        file: Option<PathBuf>,
+        /// What is wrong.
+        detail: String,
+    },
 }
 
 impl ManifestError {
@@ -205,7 +231,8 @@ impl ManifestError {
             | Self::UnsupportedVersion { file, .. }
             | Self::LengthMismatch { file, .. }
             | Self::ChecksumMismatch { file, .. }
-            | Self::Corrupt { file, .. } => file,
+            | Self::Corrupt { file, .. }
+            | Self::Inconsistent { file, .. } => file,
         };
         *slot = Some(path.to_path_buf());
         self
@@ -259,6 +286,9 @@ impl fmt::Display for ManifestError {
                 offset,
                 detail,
             } => write!(f, "{} corrupt at offset {offset}: {detail}", name(file)),
+            Self::Inconsistent { file, detail } => {
+                write!(f, "{} is inconsistent: {detail}", name(file))
+            }
         }
     }
 }
@@ -311,6 +341,12 @@ impl Manifest {
             put_length_prefixed(&mut body, &f.smallest);
             put_length_prefixed(&mut body, &f.largest);
         }
+        for list in [&self.obsolete_logs, &self.obsolete_tables] {
+            put_varint64(&mut body, list.len() as u64);
+            for &n in list {
+                put_varint64(&mut body, n);
+            }
+        }
         let mut out = Vec::with_capacity(HEADER_LEN + body.len() + CRC_LEN);
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -343,7 +379,7 @@ impl Manifest {
             return Err(ManifestError::BadMagic { file, found });
         }
         let version = read_u32_le(bytes, 8).unwrap_or_default();
-        if version != FORMAT_VERSION {
+        if version != FORMAT_VERSION && version != 1 {
             return Err(ManifestError::UnsupportedVersion { file, version });
         }
         let body_len = read_u64_le(bytes, 12).unwrap_or_default();
@@ -367,14 +403,14 @@ impl Manifest {
         }
         let body = &bytes[HEADER_LEN..crc_at];
         let mut d = Decoder::new(body);
-        Self::decode_body(&mut d).map_err(|detail| ManifestError::Corrupt {
+        Self::decode_body(&mut d, version).map_err(|detail| ManifestError::Corrupt {
             file: None,
             offset: (HEADER_LEN + d.position()) as u64,
             detail,
         })
     }
 
-    fn decode_body(d: &mut Decoder<'_>) -> Result<Self, &'static str> {
+    fn decode_body(d: &mut Decoder<'_>, version: u32) -> Result<Self, &'static str> {
         let next_file_number = d.varint64("bad next file number")?;
         let log_number = d.varint64("bad log number")?;
         let last_sequence = d.varint64("bad last sequence")?;
@@ -402,15 +438,139 @@ impl Manifest {
                 largest,
             });
         }
+        let (obsolete_logs, obsolete_tables) = if version == 1 {
+            (Vec::new(), Vec::new())
+        } else {
+            (
+                Self::decode_numbers(d, "bad obsolete log")?,
+                Self::decode_numbers(d, "bad obsolete table")?,
+            )
+        };
         if d.remaining() != 0 {
-            return Err("trailing bytes after the last file");
+            return Err("trailing bytes after the last field");
         }
         Ok(Self {
             next_file_number,
             last_sequence,
             log_number,
             files,
+            obsolete_logs,
+            obsolete_tables,
         })
+    }
+
+    fn decode_numbers(d: &mut Decoder<'_>, what: &'static str) -> Result<Vec<u64>, &'static str> {
+        let count = d.varint64(what)?;
+        // A varint takes at least one byte.
+        if count > d.remaining() as u64 {
+            return Err("list longer than the manifest can hold");
+        }
+        (0..count).map(|_| d.varint64(what)).collect()
+    }
+
+    /// Checks that the contents make sense together, as recovery needs
+    /// them to: every file listed once, on a level that exists, with its
+    /// smallest key at or below its largest and its sequence numbers within
+    /// `last_sequence`; level-1 files disjoint; file numbers below
+    /// `next_file_number`; sequence numbers in range.
+    ///
+    /// # Errors
+    ///
+    /// [`ManifestError::Inconsistent`] naming the first problem found.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::key::{internal_key, ValueType};
+    /// use lsm_demo::manifest::{FileMeta, Manifest, ManifestError};
+    /// let key = internal_key(b"a", 1, ValueType::Value);
+    /// let table = FileMeta { number: 3, level: 0, file_size: 100, entries: 1,
+    ///     smallest: key.clone(), largest: key };
+    /// let mut m = Manifest { next_file_number: 5, last_sequence: 1, log_number: 4,
+    ///     files: vec![table.clone()], ..Manifest::default() };
+    /// assert!(m.check_consistency().is_ok());
+    /// m.files.push(table); // listed twice
+    /// let err = m.check_consistency().unwrap_err();
+    /// assert!(matches!(err, ManifestError::Inconsistent { .. }));
+    /// assert!(err.to_string().contains("listed twice"), "{err}");
+    /// ```
+    pub fn check_consistency(&self) -> Result<(), ManifestError> {
+        self.find_inconsistency().map_or(Ok(()), |detail| {
+            Err(ManifestError::Inconsistent { file: None, detail })
+        })
+    }
+
+    fn find_inconsistency(&self) -> Option<String> {
+        use crate::key::{MAX_SEQUENCE, compare_internal_keys, parse_internal_key, user_key};
+        use std::cmp::Ordering;
+        use std::collections::HashSet;
+
+        if self.last_sequence > MAX_SEQUENCE {
+            return Some(format!(
+                "last sequence {} is above the largest sequence number {MAX_SEQUENCE}",
+                self.last_sequence
+            ));
+        }
+        if self.log_number >= self.next_file_number && self.log_number != 0 {
+            return Some(format!(
+                "log number {} is not below the next file number {}",
+                self.log_number, self.next_file_number
+            ));
+        }
+        let mut numbers = HashSet::new();
+        for f in &self.files {
+            let n = f.number;
+            if !numbers.insert(n) {
+                return Some(format!("table {n} is listed twice"));
+            }
+            if n >= self.next_file_number {
+                return Some(format!(
+                    "table {n} is not below the next file number {}",
+                    self.next_file_number
+                ));
+            }
+            if f.level as usize >= NUM_LEVELS {
+                return Some(format!(
+                    "table {n} is on level {}, beyond the last",
+                    f.level
+                ));
+            }
+            let (Some(lo), Some(hi)) = (
+                parse_internal_key(&f.smallest),
+                parse_internal_key(&f.largest),
+            ) else {
+                return Some(format!("table {n} has a malformed smallest or largest key"));
+            };
+            if compare_internal_keys(&f.smallest, &f.largest) == Ordering::Greater {
+                return Some(format!("table {n} has its smallest key above its largest"));
+            }
+            if lo.sequence.max(hi.sequence) > self.last_sequence {
+                return Some(format!(
+                    "table {n} holds sequence {} above the last sequence {}",
+                    lo.sequence.max(hi.sequence),
+                    self.last_sequence
+                ));
+            }
+        }
+        let mut level1: Vec<&FileMeta> = self.files.iter().filter(|f| f.level == 1).collect();
+        level1.sort_by(|a, b| compare_internal_keys(&a.smallest, &b.smallest));
+        for pair in level1.windows(2) {
+            if user_key(&pair[0].largest) >= user_key(&pair[1].smallest) {
+                return Some(format!(
+                    "level-1 tables {} and {} overlap",
+                    pair[0].number, pair[1].number
+                ));
+            }
+        }
+        let mut retired = HashSet::new();
+        for &n in self.obsolete_logs.iter().chain(&self.obsolete_tables) {
+            if n >= self.next_file_number || numbers.contains(&n) || !retired.insert(n) {
+                return Some(format!(
+                    "obsolete file {n} is live, listed twice, or not below the next file number"
+                ));
+            }
+        }
+        None
     }
 }
 
@@ -511,6 +671,8 @@ mod tests {
                     largest: format!("key{i}~").into_bytes(),
                 })
                 .collect(),
+            obsolete_logs: vec![97 + n],
+            obsolete_tables: (0..n).map(|i| 200 + i).collect(),
         }
     }
 
@@ -532,6 +694,8 @@ mod tests {
                 smallest: Vec::new(),
                 largest: vec![0xff; 300],
             }],
+            obsolete_logs: vec![u64::MAX],
+            obsolete_tables: vec![0, u64::MAX],
         };
         assert_eq!(Manifest::decode(&extreme.encode()).unwrap(), extreme);
     }
@@ -593,11 +757,86 @@ mod tests {
         assert!(Manifest::decode(&with_body(&body)).is_err());
         // Other version.
         let mut bytes = sample(0).encode();
-        bytes[8] = 2;
+        bytes[8] = 3;
         assert!(matches!(
             Manifest::decode(&bytes),
-            Err(ManifestError::UnsupportedVersion { version: 2, .. })
+            Err(ManifestError::UnsupportedVersion { version: 3, .. })
         ));
+    }
+
+    #[test]
+    fn version_1_reads_without_obsolete_lists() {
+        let mut m = sample(2);
+        m.obsolete_logs.clear();
+        m.obsolete_tables.clear();
+        let mut body = m.encode()[HEADER_LEN..].to_vec();
+        body.truncate(body.len() - CRC_LEN);
+        // Version 1 ends before the two (empty) lists' counts.
+        body.truncate(body.len() - 2);
+        let mut bytes = with_body(&body);
+        bytes[8] = 1;
+        let crc_at = bytes.len() - CRC_LEN;
+        let crc = masked_crc(&[&bytes[..crc_at]]);
+        bytes[crc_at..].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(Manifest::decode(&bytes).unwrap(), m);
+    }
+
+    fn consistent() -> Manifest {
+        use crate::key::{ValueType, internal_key};
+        let table = |number, level, lo: &[u8], hi: &[u8]| FileMeta {
+            number,
+            level,
+            file_size: 100,
+            entries: 2,
+            smallest: internal_key(lo, 5, ValueType::Value),
+            largest: internal_key(hi, 7, ValueType::Deletion),
+        };
+        Manifest {
+            next_file_number: 10,
+            last_sequence: 7,
+            log_number: 9,
+            files: vec![
+                table(4, 0, b"a", b"z"),
+                table(5, 1, b"a", b"f"),
+                table(6, 1, b"g", b"m"),
+            ],
+            obsolete_logs: vec![3],
+            obsolete_tables: vec![1, 2],
+        }
+    }
+
+    #[test]
+    fn consistency_checks_name_each_problem() {
+        assert!(consistent().check_consistency().is_ok());
+        assert!(Manifest::default().check_consistency().is_ok());
+        type Damage = fn(&mut Manifest);
+        let cases: [(&str, Damage); 11] = [
+            ("listed twice", |m| m.files.push(m.files[0].clone())),
+            ("beyond the last", |m| m.files[0].level = 9),
+            ("next file number", |m| m.next_file_number = 5),
+            ("log number", |m| m.log_number = 10),
+            ("largest sequence number", |m| {
+                m.last_sequence = u64::MAX - 1
+            }),
+            ("above the last sequence", |m| m.last_sequence = 6),
+            ("overlap", |m| {
+                m.files[2].smallest = m.files[1].largest.clone()
+            }),
+            ("smallest key above", |m| {
+                let f = &mut m.files[1];
+                std::mem::swap(&mut f.smallest, &mut f.largest);
+            }),
+            ("malformed", |m| m.files[0].largest = b"short".to_vec()),
+            ("obsolete file 5", |m| m.obsolete_tables.push(5)),
+            ("obsolete file 12", |m| m.obsolete_logs.push(12)),
+        ];
+        for (what, damage) in cases {
+            let mut m = consistent();
+            damage(&mut m);
+            let err = m.check_consistency().unwrap_err();
+            assert!(matches!(err, ManifestError::Inconsistent { .. }));
+            assert!(err.to_string().contains(what), "{what}: {err}");
+        }
     }
 
     #[test]

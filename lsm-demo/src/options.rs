@@ -1,7 +1,7 @@
 //! Options, in the shape of the `rocksdb` crate's.
 
 use crate::error::{Error, Result};
-use crate::wal::RecoveryMode;
+use crate::wal::DBRecoveryMode;
 
 /// Largest key the engine accepts (bytes). Longer keys get
 /// [`Error::InvalidArgument`].
@@ -67,8 +67,10 @@ pub struct Options {
     pub(crate) block_size: usize,
     pub(crate) bloom_bits_per_key: usize,
     pub(crate) target_file_size: u64,
-    pub(crate) wal_recovery_mode: RecoveryMode,
+    pub(crate) wal_recovery_mode: DBRecoveryMode,
     pub(crate) write_group: write_group::Options,
+    pub(crate) max_bgerror_resume_count: u32,
+    pub(crate) bgerror_resume_retry_interval: std::time::Duration,
 }
 
 impl Default for Options {
@@ -87,8 +89,10 @@ impl Default for Options {
             block_size: 4096,
             bloom_bits_per_key: 10,
             target_file_size: 64 << 20,
-            wal_recovery_mode: RecoveryMode::DropTail,
+            wal_recovery_mode: DBRecoveryMode::PointInTime,
             write_group: write_group::Options::default(),
+            max_bgerror_resume_count: i32::MAX as u32,
+            bgerror_resume_retry_interval: std::time::Duration::from_secs(1),
         }
     }
 }
@@ -404,16 +408,17 @@ impl Options {
         self.target_file_size = bytes;
         self
     }
-    /// What recovery does with a torn or corrupt log tail.
+    /// What recovery does with damaged log records (see [`DBRecoveryMode`];
+    /// default [`DBRecoveryMode::PointInTime`]).
     ///
     /// # Examples
     ///
     /// A torn log tail (a crash in the middle of a log write) is dropped by
-    /// default; [`RecoveryMode::Fail`] refuses to open instead:
+    /// default; [`DBRecoveryMode::AbsoluteConsistency`] refuses to open instead:
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// use lsm_demo::wal::RecoveryMode;
+    /// use lsm_demo::wal::DBRecoveryMode;
     /// use lsm_demo::{DB, Error, Options};
     /// use std::io::Write;
     ///
@@ -426,13 +431,13 @@ impl Options {
     /// #     .find(|p| p.extension().is_some_and(|e| e == "log")).unwrap();
     /// std::fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(&[1, 2, 3]).unwrap();
     ///
-    /// opts.set_wal_recovery_mode(RecoveryMode::Fail);
+    /// opts.set_wal_recovery_mode(DBRecoveryMode::AbsoluteConsistency);
     /// assert!(matches!(DB::open(&opts, dir.path()), Err(Error::Corruption(_))));
-    /// opts.set_wal_recovery_mode(RecoveryMode::DropTail);
+    /// opts.set_wal_recovery_mode(DBRecoveryMode::PointInTime);
     /// let db = DB::open(&opts, dir.path()).unwrap();
     /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     /// ```
-    pub fn set_wal_recovery_mode(&mut self, mode: RecoveryMode) -> &mut Self {
+    pub fn set_wal_recovery_mode(&mut self, mode: DBRecoveryMode) -> &mut Self {
         self.wal_recovery_mode = mode;
         self
     }
@@ -463,6 +468,38 @@ impl Options {
     /// ```
     pub fn set_write_group_options(&mut self, o: write_group::Options) -> &mut Self {
         self.write_group = o;
+        self
+    }
+
+    /// How many times the database retries, on its own, after a background
+    /// step (a flush, a compaction, a log write) failed for want of space
+    /// (RocksDB's `max_bgerror_resume_count`; default `i32::MAX`, 0 turns
+    /// automatic resumption off; [`DB::resume`](crate::DB::resume) always
+    /// works).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut opts = lsm_demo::Options::default();
+    /// opts.set_max_bgerror_resume_count(0); // resume only when asked
+    /// assert!(opts.validate().is_ok());
+    /// ```
+    pub fn set_max_bgerror_resume_count(&mut self, count: i32) -> &mut Self {
+        self.max_bgerror_resume_count = count.max(0) as u32;
+        self
+    }
+
+    /// The wait between two automatic tries, in microseconds (RocksDB's
+    /// `bgerror_resume_retry_interval`; default one second).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut opts = lsm_demo::Options::default();
+    /// opts.set_bgerror_resume_retry_interval(100_000); // every 100 ms
+    /// ```
+    pub fn set_bgerror_resume_retry_interval(&mut self, micros: u64) -> &mut Self {
+        self.bgerror_resume_retry_interval = std::time::Duration::from_micros(micros);
         self
     }
 
@@ -524,6 +561,14 @@ impl Options {
         }
         if self.unordered_write && !self.allow_concurrent_memtable_write {
             return bad("unordered_write needs allow_concurrent_memtable_write".into());
+        }
+        // A group is one log record: its bytes and header must fit one.
+        let group_limit = crate::wal::MAX_RECORD_LEN - crate::batch::GROUP_HEADER_LEN;
+        if self.write_group.max_group_bytes > group_limit {
+            return bad(format!(
+                "the write group's max_group_bytes {} is above {group_limit}, the most one log record holds",
+                self.write_group.max_group_bytes
+            ));
         }
         Ok(())
     }

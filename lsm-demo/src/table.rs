@@ -1038,6 +1038,42 @@ impl Table {
         Self::open_inner(file, file_size, cmp, filter_key, None).map(Arc::new)
     }
 
+    /// [`Table::open`] for the file at `path`: errors, including those met
+    /// later by iterators, name the file ([`TableError::InFile`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::table::{Table, TableError};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
+    /// # let mut b = TableBuilder::new(fs.create(Path::new("7.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
+    /// # b.add(b"apple", b"red").unwrap();
+    /// # let size = b.finish().unwrap().file_size;
+    /// let path = Path::new("7.sst");
+    /// let file = fs.open_random(path).unwrap();
+    /// let err = Table::open_named(file, size + 1, cmp, |k| k, path).unwrap_err();
+    /// assert!(matches!(err, TableError::InFile { .. }));
+    /// assert!(err.to_string().starts_with("7.sst: table file truncated"), "{err}");
+    /// ```
+    pub fn open_named(
+        file: Arc<dyn RandomAccessFile>,
+        file_size: u64,
+        cmp: SharedComparator,
+        filter_key: FilterKeyFn,
+        path: &Path,
+    ) -> Result<Arc<Self>, TableError> {
+        Self::open_inner(file, file_size, cmp, filter_key, Some(path.to_path_buf()))
+            .map(Arc::new)
+            .map_err(|e| TableError::InFile {
+                file: path.to_path_buf(),
+                source: Box::new(e),
+            })
+    }
+
     /// Opens the table file at `path` through `fs`, taking its size from
     /// the file system. Errors, including those met later by iterators,
     /// name the file ([`TableError::InFile`]).

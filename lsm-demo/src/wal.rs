@@ -4,9 +4,9 @@
 //! The engine appends one record per write group (the group's batches
 //! encoded together) with [`LogWriter::add_record`], then
 //! [`LogWriter::sync`] when a member asked for durability. On open,
-//! [`LogReader`] replays the records in order and stops at the first damaged
-//! one; [`RecoveryMode`] says whether that is an error or an expected torn
-//! tail to drop.
+//! [`LogReader`] reads the records back in order, one at a time from the
+//! file; [`DBRecoveryMode`] says what damage fails the open and what is
+//! dropped (and reported).
 //!
 //! # File format (version 1)
 //!
@@ -33,7 +33,7 @@
 //!
 //! ```
 //! use lsm_demo::env::{FaultInjectionFs, FileSystem};
-//! use lsm_demo::wal::{LogReader, LogWriter, RecoveryMode};
+//! use lsm_demo::wal::{LogReader, LogWriter, DBRecoveryMode};
 //! use std::path::Path;
 //!
 //! let fs = FaultInjectionFs::new();
@@ -43,18 +43,18 @@
 //! log.add_record(b"group 2").unwrap();
 //! log.sync().unwrap();
 //!
-//! let mut reader = LogReader::open(&fs, path, RecoveryMode::Fail).unwrap();
+//! let mut reader = LogReader::open(&fs, path, DBRecoveryMode::AbsoluteConsistency).unwrap();
 //! assert_eq!(reader.next_record().unwrap(), Some(&b"group 1"[..]));
 //! assert_eq!(reader.next_record().unwrap(), Some(&b"group 2"[..]));
 //! assert_eq!(reader.next_record().unwrap(), None);
 //! assert!(reader.tail_report().is_none());
 //! ```
 
-use crate::env::{FileSystem, WritableFile};
-use crate::table::coding::{VERIFY_CHECKSUMS, masked_crc, read_u32_le};
+use crate::env::WritableFile;
+use crate::table::coding::masked_crc;
 use std::fmt;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The first 7 bytes of every log file.
 pub const MAGIC: [u8; 7] = *b"lsm-wal";
@@ -67,12 +67,18 @@ pub const RECORD_HEADER_LEN: usize = 12;
 /// Largest payload of one record.
 pub const MAX_RECORD_LEN: usize = u32::MAX as usize;
 
-/// What recovery does with a damaged record.
+/// What recovery does with a damaged log record: RocksDB's
+/// `WALRecoveryMode`, under the `rocksdb` crate's names.
+///
+/// A reader ([`LogReader`]) applies the mode to one log; the database
+/// applies it across its logs (under [`PointInTime`](Self::PointInTime) no
+/// log after a damaged one is replayed). Whatever is dropped is reported:
+/// [`LogReader::dropped`], the database's info log and its counters.
 ///
 /// # Examples
 ///
 /// ```
-/// use lsm_demo::wal::{read_all, RecoveryMode, WalError};
+/// use lsm_demo::wal::{read_all, DBRecoveryMode, WalError};
 /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
 /// # use lsm_demo::wal::LogWriter;
 /// # use std::path::Path;
@@ -83,26 +89,33 @@ pub const MAX_RECORD_LEN: usize = u32::MAX as usize;
 ///
 /// let mut bytes = fs.read_file(Path::new("l")).unwrap();
 /// bytes.truncate(bytes.len() - 2); // a crash cut the last record short
-/// let strict = read_all(bytes.clone(), RecoveryMode::Fail);
+/// let strict = read_all(bytes.clone(), DBRecoveryMode::AbsoluteConsistency);
 /// assert!(matches!(strict, Err(WalError::Corruption(_))));
-/// let lenient = read_all(bytes, RecoveryMode::DropTail).unwrap();
-/// assert_eq!(lenient.records, [b"kept"]);
-/// assert!(lenient.tail.is_some());
-/// assert_eq!(RecoveryMode::default(), RecoveryMode::Fail);
+/// for mode in [DBRecoveryMode::PointInTime, DBRecoveryMode::TolerateCorruptedTailRecords] {
+///     let lenient = read_all(bytes.clone(), mode).unwrap();
+///     assert_eq!(lenient.records, [b"kept"]);
+///     assert!(lenient.tail.is_some());
+/// }
+/// assert_eq!(DBRecoveryMode::default(), DBRecoveryMode::PointInTime);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum RecoveryMode {
-    /// Any damage is an error ([`WalError::Corruption`]).
+pub enum DBRecoveryMode {
+    /// Drop an incomplete record at the end of a log, what a crash in the
+    /// middle of an append leaves (a short record, or zeros where the file
+    /// grew before its data was written), and replay the later logs; any
+    /// other damage fails the open.
+    TolerateCorruptedTailRecords,
+    /// Any damage, a torn tail included, fails the open.
+    AbsoluteConsistency,
+    /// Replay up to the first damaged record and nothing after it, in that
+    /// log or any later one: the database comes back as of a moment before
+    /// the damage, never with later writes over a gap (the default).
     #[default]
-    Fail,
-    /// Keep the records before the first damaged one, drop everything from
-    /// it on, and report what was dropped ([`LogReader::tail_report`]).
-    ///
-    /// This is point-in-time recovery. Check
-    /// [`WalCorruption::records_follow`]: when well-formed records follow
-    /// the damage, it is not a torn tail, and acknowledged synced writes
-    /// may be among the dropped records.
-    DropTail,
+    PointInTime,
+    /// Skip each damaged stretch and go on with the next intact record, in
+    /// every log. For salvage: the result may not be any moment's state (a
+    /// deleted key can come back).
+    SkipAnyCorruptedRecord,
 }
 
 /// The kind of damage found in a log.
@@ -110,7 +123,7 @@ pub enum RecoveryMode {
 /// # Examples
 ///
 /// ```
-/// use lsm_demo::wal::{read_all, CorruptionKind, RecoveryMode};
+/// use lsm_demo::wal::{read_all, CorruptionKind, DBRecoveryMode};
 /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
 /// # use lsm_demo::wal::LogWriter;
 /// # use std::path::Path;
@@ -120,7 +133,7 @@ pub enum RecoveryMode {
 ///
 /// let mut bytes = fs.read_file(Path::new("l")).unwrap();
 /// bytes.extend_from_slice(&[0; 32]); // the file grew, but its data never got written
-/// let tail = read_all(bytes, RecoveryMode::DropTail).unwrap().tail.unwrap();
+/// let tail = read_all(bytes, DBRecoveryMode::PointInTime).unwrap().tail.unwrap();
 /// assert_eq!(tail.kind, CorruptionKind::HeaderChecksumMismatch);
 /// assert_eq!(tail.kind.to_string(), "record header checksum mismatch");
 /// ```
@@ -150,7 +163,7 @@ impl CorruptionKind {
     /// # Examples
     ///
     /// ```
-    /// use lsm_demo::wal::{read_all, RecoveryMode};
+    /// use lsm_demo::wal::{read_all, DBRecoveryMode};
     /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
     /// # use lsm_demo::wal::LogWriter;
     /// # use std::path::Path;
@@ -159,10 +172,10 @@ impl CorruptionKind {
     /// # log.add_record(b"record").unwrap();
     ///
     /// let mut bytes = fs.read_file(Path::new("l")).unwrap();
-    /// let cut = read_all(bytes[..bytes.len() - 1].to_vec(), RecoveryMode::DropTail).unwrap();
+    /// let cut = read_all(bytes[..bytes.len() - 1].to_vec(), DBRecoveryMode::PointInTime).unwrap();
     /// assert!(cut.tail.unwrap().kind.is_truncation()); // a short record
     /// *bytes.last_mut().unwrap() ^= 1;
-    /// let flipped = read_all(bytes, RecoveryMode::DropTail).unwrap();
+    /// let flipped = read_all(bytes, DBRecoveryMode::PointInTime).unwrap();
     /// assert!(!flipped.tail.unwrap().kind.is_truncation()); // a payload checksum mismatch
     /// ```
     pub fn is_truncation(self) -> bool {
@@ -193,7 +206,7 @@ impl fmt::Display for CorruptionKind {
 /// # Examples
 ///
 /// ```
-/// use lsm_demo::wal::{LogReader, RecoveryMode, FILE_HEADER_LEN, RECORD_HEADER_LEN};
+/// use lsm_demo::wal::{LogReader, DBRecoveryMode, FILE_HEADER_LEN, RECORD_HEADER_LEN};
 /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
 /// # use lsm_demo::wal::LogWriter;
 /// # use std::path::Path;
@@ -206,7 +219,7 @@ impl fmt::Display for CorruptionKind {
 /// let mut bytes = fs.read_file(path).unwrap();
 /// bytes[FILE_HEADER_LEN + RECORD_HEADER_LEN] ^= 1; // damage the payload of "one"
 /// fs.create(path).unwrap().append(&bytes).unwrap();
-/// let mut r = LogReader::open(&fs, path, RecoveryMode::DropTail).unwrap();
+/// let mut r = LogReader::open(&fs, path, DBRecoveryMode::PointInTime).unwrap();
 /// assert_eq!(r.next_record().unwrap(), None);
 /// let report = r.tail_report().unwrap();
 /// assert_eq!(report.file.as_deref(), Some(path));
@@ -227,6 +240,41 @@ pub struct WalCorruption {
     /// Whether a well-formed record (both checksums valid) starts somewhere
     /// after the damage: if so, this is not a plain torn tail.
     pub records_follow: bool,
+    /// Whether no record follows and every dropped byte is zero: a file
+    /// that grew before its data was written.
+    pub zeroed: bool,
+}
+
+impl WalCorruption {
+    /// Whether this is what a crash in the middle of an append leaves: an
+    /// incomplete record, or zeros, at the end of the log, with no intact
+    /// record after it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{read_all, DBRecoveryMode};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::wal::LogWriter;
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+    /// # log.add_record(b"one").unwrap();
+    /// # log.add_record(b"two").unwrap();
+    ///
+    /// let bytes = fs.read_file(Path::new("l")).unwrap();
+    /// let mut zeros = bytes.clone();
+    /// zeros.extend_from_slice(&[0; 40]);
+    /// let tail = read_all(zeros, DBRecoveryMode::PointInTime).unwrap().tail.unwrap();
+    /// assert!(tail.zeroed && tail.is_torn_tail());
+    /// let mut flipped = bytes;
+    /// flipped[8 + 12] ^= 1; // the payload of "one": "two" follows
+    /// let damage = read_all(flipped, DBRecoveryMode::PointInTime).unwrap().tail.unwrap();
+    /// assert!(!damage.is_torn_tail());
+    /// ```
+    pub fn is_torn_tail(&self) -> bool {
+        !self.records_follow && (self.kind.is_truncation() || self.zeroed)
+    }
 }
 
 impl fmt::Display for WalCorruption {
@@ -251,11 +299,11 @@ impl fmt::Display for WalCorruption {
 /// # Examples
 ///
 /// ```
-/// use lsm_demo::wal::{LogReader, RecoveryMode, WalError};
+/// use lsm_demo::wal::{LogReader, DBRecoveryMode, WalError};
 /// use std::io;
-/// let err = LogReader::new(b"lsm-wal\x02".to_vec(), RecoveryMode::Fail).unwrap_err();
+/// let err = LogReader::new(b"lsm-wal\x02".to_vec(), DBRecoveryMode::AbsoluteConsistency).unwrap_err();
 /// assert!(matches!(err, WalError::UnsupportedVersion { version: 2, .. }));
-/// let err = LogReader::new(b"not a log".to_vec(), RecoveryMode::DropTail).unwrap_err();
+/// let err = LogReader::new(b"not a log".to_vec(), DBRecoveryMode::PointInTime).unwrap_err();
 /// assert!(matches!(err, WalError::BadMagic { file: None, .. }));
 /// // As an I/O error, anything but a failed read is `InvalidData`.
 /// assert_eq!(io::Error::from(err).kind(), io::ErrorKind::InvalidData);
@@ -284,7 +332,7 @@ pub enum WalError {
         /// The version byte found.
         version: u8,
     },
-    /// A damaged record under [`RecoveryMode::Fail`].
+    /// A damaged record under [`DBRecoveryMode::AbsoluteConsistency`].
     Corruption(WalCorruption),
 }
 
@@ -415,7 +463,7 @@ impl LogWriter {
     /// # Examples
     ///
     /// ```
-    /// use lsm_demo::wal::{read_all, LogReader, LogWriter, RecoveryMode};
+    /// use lsm_demo::wal::{read_all, LogReader, LogWriter, DBRecoveryMode};
     /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
     /// # use std::path::Path;
     /// # let fs = FaultInjectionFs::new();
@@ -425,13 +473,13 @@ impl LogWriter {
     ///
     /// let path = Path::new("000005.log");
     /// // Read the log to its end, finding no damage ...
-    /// let mut r = LogReader::open(&fs, path, RecoveryMode::Fail).unwrap();
+    /// let mut r = LogReader::open(&fs, path, DBRecoveryMode::AbsoluteConsistency).unwrap();
     /// while r.next_record().unwrap().is_some() {}
     /// assert_eq!(r.valid_len(), fs.file_size(path).unwrap());
     /// // ... then keep appending to it.
     /// let mut log = LogWriter::resume(fs.open_append(path).unwrap());
     /// log.add_record(b"2").unwrap();
-    /// let records = read_all(fs.read_file(path).unwrap(), RecoveryMode::Fail).unwrap().records;
+    /// let records = read_all(fs.read_file(path).unwrap(), DBRecoveryMode::AbsoluteConsistency).unwrap().records;
     /// assert_eq!(records, [b"1", b"2"]);
     /// ```
     pub fn resume(file: Box<dyn WritableFile>) -> Self {
@@ -464,7 +512,7 @@ impl LogWriter {
     /// # Examples
     ///
     /// ```
-    /// use lsm_demo::wal::{read_all, RecoveryMode, RECORD_HEADER_LEN};
+    /// use lsm_demo::wal::{read_all, DBRecoveryMode, RECORD_HEADER_LEN};
     /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
     /// # use lsm_demo::wal::LogWriter;
     /// # use std::path::Path;
@@ -476,7 +524,7 @@ impl LogWriter {
     /// log.add_record(b"").unwrap(); // an empty record is fine
     /// log.add_record(b"batch").unwrap();
     /// assert_eq!(log.size(), before + 2 * RECORD_HEADER_LEN as u64 + 5);
-    /// let records = read_all(fs.read_file(path).unwrap(), RecoveryMode::Fail).unwrap().records;
+    /// let records = read_all(fs.read_file(path).unwrap(), DBRecoveryMode::AbsoluteConsistency).unwrap().records;
     /// assert_eq!(records, [b"".to_vec(), b"batch".to_vec()]);
     /// ```
     pub fn add_record(&mut self, payload: &[u8]) -> io::Result<()> {
@@ -510,7 +558,7 @@ impl LogWriter {
     /// # Examples
     ///
     /// ```
-    /// use lsm_demo::wal::{read_all, RecoveryMode};
+    /// use lsm_demo::wal::{read_all, DBRecoveryMode};
     /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
     /// # use lsm_demo::wal::LogWriter;
     /// # use std::path::Path;
@@ -521,7 +569,7 @@ impl LogWriter {
     /// log.add_record(b"x").unwrap();
     /// log.flush().unwrap();
     /// // Readers see the record, but it would not survive a crash before `sync`.
-    /// let records = read_all(fs.read_file(path).unwrap(), RecoveryMode::Fail).unwrap().records;
+    /// let records = read_all(fs.read_file(path).unwrap(), DBRecoveryMode::AbsoluteConsistency).unwrap().records;
     /// assert_eq!(records, [b"x"]);
     /// assert!(fs.unsynced_bytes(path).unwrap() > 0);
     /// ```
@@ -537,7 +585,7 @@ impl LogWriter {
     /// # Examples
     ///
     /// ```
-    /// use lsm_demo::wal::{read_all, LogWriter, RecoveryMode};
+    /// use lsm_demo::wal::{read_all, LogWriter, DBRecoveryMode};
     /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
     /// # use std::path::Path;
     /// # let fs = FaultInjectionFs::new();
@@ -549,7 +597,7 @@ impl LogWriter {
     /// log.sync().unwrap();
     /// log.add_record(b"not synced").unwrap();
     /// fs.simulate_crash();
-    /// let records = read_all(fs.read_file(path).unwrap(), RecoveryMode::Fail).unwrap().records;
+    /// let records = read_all(fs.read_file(path).unwrap(), DBRecoveryMode::AbsoluteConsistency).unwrap().records;
     /// assert_eq!(records, [b"synced"]);
     /// ```
     pub fn sync(&mut self) -> io::Result<()> {
@@ -605,388 +653,14 @@ impl LogWriter {
     }
 }
 
-// ---------------------------------------------------------------------------
-// Reader
-// ---------------------------------------------------------------------------
-
-/// Reads the records of a log held in memory.
-///
-/// Never panics and never allocates from a length read from the file:
-/// records are slices of the bytes given.
-///
-/// # Examples
-///
-/// A torn tail, dropped and reported:
-///
-/// ```
-/// use lsm_demo::env::{FaultInjectionFs, FileSystem};
-/// use lsm_demo::wal::{CorruptionKind, LogReader, LogWriter, RecoveryMode, WalError};
-/// use std::path::Path;
-///
-/// let fs = FaultInjectionFs::new();
-/// let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
-/// log.add_record(b"kept").unwrap();
-/// log.add_record(b"torn").unwrap();
-/// let mut bytes = fs.read_file(Path::new("l")).unwrap();
-/// bytes.pop();
-///
-/// let mut r = LogReader::new(bytes.clone(), RecoveryMode::DropTail).unwrap();
-/// assert_eq!(r.next_record().unwrap(), Some(&b"kept"[..]));
-/// assert_eq!(r.next_record().unwrap(), None);
-/// let report = r.tail_report().unwrap();
-/// assert!(matches!(report.kind, CorruptionKind::ShortRecord { length: 4, available: 3 }));
-/// assert_eq!(report.offset, r.valid_len());
-///
-/// let mut r = LogReader::new(bytes, RecoveryMode::Fail).unwrap();
-/// r.next_record().unwrap();
-/// assert!(matches!(r.next_record(), Err(WalError::Corruption(_))));
-/// ```
-#[derive(Debug)]
-pub struct LogReader {
-    data: Vec<u8>,
-    pos: usize,
-    mode: RecoveryMode,
-    file: Option<PathBuf>,
-    tail: Option<WalCorruption>,
-    done: bool,
-    record_offset: u64,
-}
-
-impl LogReader {
-    /// A reader over a whole log file's bytes.
-    ///
-    /// Fails at once if the file header names another format
-    /// ([`WalError::BadMagic`], [`WalError::UnsupportedVersion`]); an empty
-    /// file is an empty log. A torn header is an error under
-    /// [`RecoveryMode::Fail`] and an empty log with a tail report under
-    /// [`RecoveryMode::DropTail`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use lsm_demo::wal::{CorruptionKind, LogReader, RecoveryMode, WalError};
-    /// // An empty file is an empty log.
-    /// let mut r = LogReader::new(Vec::new(), RecoveryMode::Fail).unwrap();
-    /// assert_eq!(r.next_record().unwrap(), None);
-    /// // A torn file header is an error, or an empty log with a tail report.
-    /// let torn = b"lsm-".to_vec();
-    /// let strict = LogReader::new(torn.clone(), RecoveryMode::Fail);
-    /// assert!(matches!(strict, Err(WalError::Corruption(_))));
-    /// let r = LogReader::new(torn, RecoveryMode::DropTail).unwrap();
-    /// assert_eq!(r.tail_report().unwrap().kind, CorruptionKind::TornFileHeader);
-    /// ```
-    pub fn new(data: Vec<u8>, mode: RecoveryMode) -> Result<Self, WalError> {
-        Self::with_file(data, mode, None)
-    }
-
-    /// Reads the log at `path` through `fs`; errors and reports name it.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use lsm_demo::wal::{LogReader, RecoveryMode, WalError};
-    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
-    /// # use lsm_demo::wal::LogWriter;
-    /// # use std::path::Path;
-    /// # let fs = FaultInjectionFs::new();
-    /// # let mut log = LogWriter::new(fs.create(Path::new("000007.log")).unwrap()).unwrap();
-    /// # log.add_record(b"r").unwrap();
-    ///
-    /// let mut r = LogReader::open(&fs, Path::new("000007.log"), RecoveryMode::Fail).unwrap();
-    /// assert_eq!(r.next_record().unwrap(), Some(&b"r"[..]));
-    /// let err = LogReader::open(&fs, Path::new("000008.log"), RecoveryMode::Fail).unwrap_err();
-    /// assert!(matches!(&err, WalError::Io { file: Some(f), .. } if f == Path::new("000008.log")));
-    /// ```
-    pub fn open(fs: &dyn FileSystem, path: &Path, mode: RecoveryMode) -> Result<Self, WalError> {
-        let file = Some(path.to_path_buf());
-        match fs.read_file(path) {
-            Ok(data) => Self::with_file(data, mode, file),
-            Err(source) => Err(WalError::Io { file, source }),
-        }
-    }
-
-    fn with_file(
-        data: Vec<u8>,
-        mode: RecoveryMode,
-        file: Option<PathBuf>,
-    ) -> Result<Self, WalError> {
-        let mut reader = Self {
-            data,
-            pos: 0,
-            mode,
-            file,
-            tail: None,
-            done: false,
-            record_offset: 0,
-        };
-        if reader.data.is_empty() {
-            reader.done = true;
-            return Ok(reader);
-        }
-        let header = reader.data.get(..FILE_HEADER_LEN);
-        match header {
-            Some(h) if h.iter().any(|&b| b != 0) => {
-                if h[..MAGIC.len()] != MAGIC {
-                    let mut found = [0u8; 8];
-                    found.copy_from_slice(h);
-                    return Err(WalError::BadMagic {
-                        file: reader.file,
-                        found,
-                    });
-                }
-                if h[MAGIC.len()] != FORMAT_VERSION {
-                    return Err(WalError::UnsupportedVersion {
-                        file: reader.file,
-                        version: h[MAGIC.len()],
-                    });
-                }
-                reader.pos = FILE_HEADER_LEN;
-                Ok(reader)
-            }
-            // Shorter than a header, or zeros: a file whose header was never
-            // durably written.
-            _ => {
-                reader.damaged(CorruptionKind::TornFileHeader)?;
-                Ok(reader)
-            }
-        }
-    }
-
-    /// Records damage at the current position: an error under
-    /// [`RecoveryMode::Fail`], a tail report otherwise. Reading ends.
-    fn damaged(&mut self, kind: CorruptionKind) -> Result<(), WalError> {
-        self.done = true;
-        let report = WalCorruption {
-            file: self.file.clone(),
-            offset: self.pos as u64,
-            kind,
-            dropped_bytes: (self.data.len() - self.pos) as u64,
-            records_follow: self.record_follows(self.pos + 1),
-        };
-        match self.mode {
-            RecoveryMode::Fail => Err(WalError::Corruption(report)),
-            RecoveryMode::DropTail => {
-                self.tail = Some(report);
-                Ok(())
-            }
-        }
-    }
-
-    /// Whether a well-formed record starts at any offset from `from` on.
-    fn record_follows(&self, from: usize) -> bool {
-        let data = &self.data;
-        let first = from.max(FILE_HEADER_LEN);
-        let last = data.len().saturating_sub(RECORD_HEADER_LEN);
-        (first..=last).any(|at| matches!(check_record(data, at), Ok((_, _))))
-    }
-
-    /// The next record, `None` at the end (or after damage under
-    /// [`RecoveryMode::DropTail`]). Under [`RecoveryMode::Fail`] damage is
-    /// returned once as [`WalError::Corruption`]; later calls return `None`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use lsm_demo::wal::{LogReader, RecoveryMode};
-    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
-    /// # use lsm_demo::wal::LogWriter;
-    /// # use std::path::Path;
-    /// # let fs = FaultInjectionFs::new();
-    /// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
-    /// # log.add_record(b"a").unwrap();
-    /// # log.add_record(b"b").unwrap();
-    ///
-    /// let mut bytes = fs.read_file(Path::new("l")).unwrap();
-    /// *bytes.last_mut().unwrap() ^= 1; // damage the payload of "b"
-    /// let mut r = LogReader::new(bytes, RecoveryMode::Fail).unwrap();
-    /// assert_eq!(r.next_record().unwrap(), Some(&b"a"[..]));
-    /// assert!(r.next_record().is_err()); // the damage, reported once
-    /// assert_eq!(r.next_record().unwrap(), None);
-    /// ```
-    pub fn next_record(&mut self) -> Result<Option<&[u8]>, WalError> {
-        if self.done {
-            return Ok(None);
-        }
-        if self.pos == self.data.len() {
-            self.done = true;
-            return Ok(None);
-        }
-        match check_record(&self.data, self.pos) {
-            Ok((start, end)) => {
-                self.record_offset = self.pos as u64;
-                self.pos = end;
-                Ok(Some(&self.data[start..end]))
-            }
-            Err(kind) => {
-                self.damaged(kind)?;
-                Ok(None)
-            }
-        }
-    }
-
-    /// Offset of the record last returned by [`Self::next_record`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use lsm_demo::wal::{LogReader, RecoveryMode, FILE_HEADER_LEN, RECORD_HEADER_LEN};
-    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
-    /// # use lsm_demo::wal::LogWriter;
-    /// # use std::path::Path;
-    /// # let fs = FaultInjectionFs::new();
-    /// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
-    /// # log.add_record(b"first").unwrap();
-    /// # log.add_record(b"second").unwrap();
-    ///
-    /// let bytes = fs.read_file(Path::new("l")).unwrap();
-    /// let mut r = LogReader::new(bytes, RecoveryMode::Fail).unwrap();
-    /// r.next_record().unwrap();
-    /// assert_eq!(r.last_record_offset(), FILE_HEADER_LEN as u64);
-    /// r.next_record().unwrap();
-    /// assert_eq!(r.last_record_offset(), (FILE_HEADER_LEN + RECORD_HEADER_LEN + 5) as u64);
-    /// ```
-    pub fn last_record_offset(&self) -> u64 {
-        self.record_offset
-    }
-
-    /// The end of the last intact record read so far (the file header's
-    /// end before any record): where the good prefix of the log stops once
-    /// reading is over.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use lsm_demo::wal::{read_all, LogReader, RecoveryMode};
-    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
-    /// # use lsm_demo::wal::LogWriter;
-    /// # use std::path::Path;
-    /// # let fs = FaultInjectionFs::new();
-    /// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
-    /// # log.add_record(b"kept").unwrap();
-    /// # log.add_record(b"torn").unwrap();
-    ///
-    /// let mut bytes = fs.read_file(Path::new("l")).unwrap();
-    /// bytes.pop(); // tear the last record
-    /// let mut r = LogReader::new(bytes.clone(), RecoveryMode::DropTail).unwrap();
-    /// while r.next_record().unwrap().is_some() {}
-    /// // Cutting the file there leaves an intact log.
-    /// bytes.truncate(r.valid_len() as usize);
-    /// assert_eq!(read_all(bytes, RecoveryMode::Fail).unwrap().records, [b"kept"]);
-    /// ```
-    pub fn valid_len(&self) -> u64 {
-        self.pos as u64
-    }
-
-    /// The damage dropped under [`RecoveryMode::DropTail`], once reading
-    /// has reached it.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use lsm_demo::wal::{LogReader, RecoveryMode};
-    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
-    /// # use lsm_demo::wal::LogWriter;
-    /// # use std::path::Path;
-    /// # let fs = FaultInjectionFs::new();
-    /// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
-    /// # log.add_record(b"a").unwrap();
-    /// # log.add_record(b"b").unwrap();
-    ///
-    /// let mut bytes = fs.read_file(Path::new("l")).unwrap();
-    /// bytes.pop(); // tear the last record
-    /// let mut r = LogReader::new(bytes, RecoveryMode::DropTail).unwrap();
-    /// assert_eq!(r.next_record().unwrap(), Some(&b"a"[..]));
-    /// assert!(r.tail_report().is_none()); // the damage is not reached yet
-    /// assert_eq!(r.next_record().unwrap(), None);
-    /// assert!(r.tail_report().unwrap().kind.is_truncation());
-    /// ```
-    pub fn tail_report(&self) -> Option<&WalCorruption> {
-        self.tail.as_ref()
-    }
-}
-
-/// Checks the record at `at`: the payload's range, or what is wrong.
-fn check_record(data: &[u8], at: usize) -> Result<(usize, usize), CorruptionKind> {
-    let header = data
-        .get(at..at.saturating_add(RECORD_HEADER_LEN))
-        .ok_or(CorruptionKind::TornRecordHeader)?;
-    let length = read_u32_le(header, 0).ok_or(CorruptionKind::TornRecordHeader)?;
-    let payload_crc = read_u32_le(header, 4).ok_or(CorruptionKind::TornRecordHeader)?;
-    let header_crc = read_u32_le(header, 8).ok_or(CorruptionKind::TornRecordHeader)?;
-    if masked_crc(&[&header[..8]]) != header_crc && VERIFY_CHECKSUMS {
-        return Err(CorruptionKind::HeaderChecksumMismatch);
-    }
-    let start = at + RECORD_HEADER_LEN;
-    let available = (data.len() - start) as u64;
-    if u64::from(length) > available {
-        return Err(CorruptionKind::ShortRecord { length, available });
-    }
-    let end = start + length as usize;
-    if masked_crc(&[&data[start..end]]) != payload_crc && VERIFY_CHECKSUMS {
-        return Err(CorruptionKind::PayloadChecksumMismatch);
-    }
-    Ok((start, end))
-}
-
-/// Everything a log holds, as read by [`read_all`].
-///
-/// # Examples
-///
-/// ```
-/// use lsm_demo::wal::{read_all, RecoveryMode, WalContents};
-/// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
-/// # use lsm_demo::wal::LogWriter;
-/// # use std::path::Path;
-/// # let fs = FaultInjectionFs::new();
-/// # let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
-/// # log.add_record(b"a").unwrap();
-/// # log.add_record(b"b").unwrap();
-///
-/// let mut bytes = fs.read_file(Path::new("l")).unwrap();
-/// let good_len = bytes.len() as u64;
-/// bytes.extend_from_slice(b"garbage!");
-/// let contents: WalContents = read_all(bytes, RecoveryMode::DropTail).unwrap();
-/// assert_eq!(contents.records, [b"a", b"b"]);
-/// assert_eq!(contents.valid_len, good_len);
-/// assert_eq!(contents.tail.unwrap().dropped_bytes, 8);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct WalContents {
-    /// The intact records, in order.
-    pub records: Vec<Vec<u8>>,
-    /// The damage dropped under [`RecoveryMode::DropTail`].
-    pub tail: Option<WalCorruption>,
-    /// The end of the last intact record.
-    pub valid_len: u64,
-}
-
-/// Reads every record of a log's bytes (see [`LogReader`]).
-///
-/// # Examples
-///
-/// ```
-/// use lsm_demo::wal::{read_all, RecoveryMode};
-/// let empty = read_all(Vec::new(), RecoveryMode::Fail).unwrap();
-/// assert!(empty.records.is_empty() && empty.tail.is_none());
-/// assert!(read_all(b"not a log".to_vec(), RecoveryMode::DropTail).is_err());
-/// ```
-pub fn read_all(data: Vec<u8>, mode: RecoveryMode) -> Result<WalContents, WalError> {
-    let mut reader = LogReader::new(data, mode)?;
-    let mut records = Vec::new();
-    while let Some(record) = reader.next_record()? {
-        records.push(record.to_vec());
-    }
-    Ok(WalContents {
-        records,
-        valid_len: reader.valid_len(),
-        tail: reader.tail.take(),
-    })
-}
+mod reader;
+pub use reader::{LogReader, WalContents, read_all};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::env::{FaultInjectionFs, FaultOp};
+    use crate::env::{FaultInjectionFs, FaultOp, FileSystem};
+    use std::path::Path;
 
     fn log_bytes(records: &[&[u8]]) -> Vec<u8> {
         let fs = FaultInjectionFs::new();
@@ -1001,7 +675,7 @@ mod tests {
     fn round_trip_including_empty_records() {
         let records: Vec<&[u8]> = vec![b"a", b"", &[7u8; 1000], b"last"];
         let bytes = log_bytes(&records);
-        let all = read_all(bytes.clone(), RecoveryMode::Fail).unwrap();
+        let all = read_all(bytes.clone(), DBRecoveryMode::AbsoluteConsistency).unwrap();
         assert_eq!(all.records, records);
         assert_eq!(all.valid_len, bytes.len() as u64);
         assert!(all.tail.is_none());
@@ -1019,7 +693,7 @@ mod tests {
         }
         for cut in 0..=bytes.len() {
             let complete = ends.iter().filter(|&&e| e <= cut).count().saturating_sub(1);
-            let all = read_all(bytes[..cut].to_vec(), RecoveryMode::DropTail).unwrap();
+            let all = read_all(bytes[..cut].to_vec(), DBRecoveryMode::PointInTime).unwrap();
             assert_eq!(all.records, &records[..complete], "cut at {cut}");
             let clean = cut == 0 || ends.contains(&cut);
             assert_eq!(all.tail.is_none(), clean, "cut at {cut}");
@@ -1029,7 +703,7 @@ mod tests {
                 assert_eq!(tail.offset + tail.dropped_bytes, cut as u64);
                 assert_eq!(tail.offset, all.valid_len);
             }
-            let strict = read_all(bytes[..cut].to_vec(), RecoveryMode::Fail);
+            let strict = read_all(bytes[..cut].to_vec(), DBRecoveryMode::AbsoluteConsistency);
             assert_eq!(strict.is_ok(), clean, "cut at {cut}");
         }
     }
@@ -1042,7 +716,7 @@ mod tests {
             for bit in 0..8 {
                 let mut damaged = bytes.clone();
                 damaged[byte] ^= 1 << bit;
-                match read_all(damaged.clone(), RecoveryMode::DropTail) {
+                match read_all(damaged.clone(), DBRecoveryMode::PointInTime) {
                     Ok(all) => {
                         // Never a wrong record, only a shorter prefix.
                         assert!(records.starts_with(
@@ -1055,7 +729,7 @@ mod tests {
                     }
                     Err(e) => panic!("unexpected {e}"),
                 }
-                assert!(read_all(damaged, RecoveryMode::Fail).is_err());
+                assert!(read_all(damaged, DBRecoveryMode::AbsoluteConsistency).is_err());
             }
         }
     }
@@ -1065,7 +739,7 @@ mod tests {
         let bytes = log_bytes(&[b"one", b"two", b"three"]);
         let mut damaged = bytes.clone();
         damaged[FILE_HEADER_LEN + RECORD_HEADER_LEN] ^= 1; // payload of "one"
-        let all = read_all(damaged, RecoveryMode::DropTail).unwrap();
+        let all = read_all(damaged, DBRecoveryMode::PointInTime).unwrap();
         assert!(all.records.is_empty());
         let tail = all.tail.unwrap();
         assert_eq!(tail.kind, CorruptionKind::PayloadChecksumMismatch);
@@ -1078,12 +752,12 @@ mod tests {
         let mut bytes = log_bytes(&[b"one"]);
         let good = bytes.len() as u64;
         bytes.extend_from_slice(&[0u8; 100]);
-        let all = read_all(bytes, RecoveryMode::DropTail).unwrap();
+        let all = read_all(bytes, DBRecoveryMode::PointInTime).unwrap();
         assert_eq!(all.records, vec![b"one".to_vec()]);
         let tail = all.tail.unwrap();
         assert_eq!(tail.kind, CorruptionKind::HeaderChecksumMismatch);
         assert_eq!((tail.offset, tail.dropped_bytes), (good, 100));
-        let all = read_all(vec![0u8; 20], RecoveryMode::DropTail).unwrap();
+        let all = read_all(vec![0u8; 20], DBRecoveryMode::PointInTime).unwrap();
         assert_eq!(all.tail.unwrap().kind, CorruptionKind::TornFileHeader);
     }
 
@@ -1101,8 +775,8 @@ mod tests {
             if len > 8 && seed & 1 == 0 {
                 data[..8].copy_from_slice(b"lsm-wal\x01");
             }
-            let _ = read_all(data.clone(), RecoveryMode::DropTail);
-            let _ = read_all(data, RecoveryMode::Fail);
+            let _ = read_all(data.clone(), DBRecoveryMode::PointInTime);
+            let _ = read_all(data, DBRecoveryMode::AbsoluteConsistency);
         }
     }
 
@@ -1119,7 +793,11 @@ mod tests {
         let mut w = LogWriter::resume(fs.open_append(Path::new("l")).unwrap());
         w.add_record(b"2").unwrap();
         assert_eq!(w.size(), fs.file_size(Path::new("l")).unwrap());
-        let all = read_all(fs.read_file(Path::new("l")).unwrap(), RecoveryMode::Fail).unwrap();
+        let all = read_all(
+            fs.read_file(Path::new("l")).unwrap(),
+            DBRecoveryMode::AbsoluteConsistency,
+        )
+        .unwrap();
         assert_eq!(all.records, vec![b"1".to_vec(), b"2".to_vec()]);
     }
 
@@ -1135,7 +813,7 @@ mod tests {
         assert!(w.sync().is_err());
         let all = read_all(
             fs.read_file(Path::new("l")).unwrap(),
-            RecoveryMode::DropTail,
+            DBRecoveryMode::PointInTime,
         )
         .unwrap();
         assert_eq!(all.records, vec![b"ok".to_vec()]);
@@ -1145,11 +823,21 @@ mod tests {
     #[test]
     fn open_names_the_file() {
         let fs = FaultInjectionFs::new();
-        let err = LogReader::open(&fs, Path::new("missing.log"), RecoveryMode::Fail).unwrap_err();
+        let err = LogReader::open(
+            &fs,
+            Path::new("missing.log"),
+            DBRecoveryMode::AbsoluteConsistency,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("missing.log"), "{err}");
         let mut f = fs.create(Path::new("bad.log")).unwrap();
         f.append(b"lsm-wal\x01\x05").unwrap();
-        let mut r = LogReader::open(&fs, Path::new("bad.log"), RecoveryMode::Fail).unwrap();
+        let mut r = LogReader::open(
+            &fs,
+            Path::new("bad.log"),
+            DBRecoveryMode::AbsoluteConsistency,
+        )
+        .unwrap();
         let err = r.next_record().unwrap_err();
         assert!(err.to_string().contains("bad.log"), "{err}");
         assert!(err.to_string().contains("offset 8"), "{err}");

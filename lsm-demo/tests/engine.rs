@@ -284,7 +284,7 @@ fn corrupt_log_tail_is_dropped_or_reported() {
     std::fs::write(&log, &bytes).unwrap();
 
     let mut strict = o.clone();
-    strict.set_wal_recovery_mode(lsm_demo::wal::RecoveryMode::Fail);
+    strict.set_wal_recovery_mode(lsm_demo::wal::DBRecoveryMode::AbsoluteConsistency);
     match DB::open(&strict, dir.path()) {
         Err(Error::Corruption(m)) => assert!(m.contains(".log"), "{m}"),
         other => panic!("expected a corruption error, got {other:?}"),

@@ -9,7 +9,7 @@ use lsm_demo::manifest::{FileMeta, Manifest, ManifestError};
 use lsm_demo::table::{
     FOOTER_LEN, SharedComparator, Table, TableBuilder, TableError, TableOptions,
 };
-use lsm_demo::wal::{LogWriter, RecoveryMode, WalContents, WalError, read_all};
+use lsm_demo::wal::{DBRecoveryMode, LogWriter, WalContents, WalError, read_all};
 use proptest::prelude::*;
 use std::path::Path;
 use std::sync::Arc;
@@ -31,7 +31,7 @@ fn wal_bytes(records: &[Vec<u8>]) -> Vec<u8> {
     fs.read_file(Path::new("l")).unwrap()
 }
 
-fn read_wal(bytes: &[u8], mode: RecoveryMode) -> Result<WalContents, WalError> {
+fn read_wal(bytes: &[u8], mode: DBRecoveryMode) -> Result<WalContents, WalError> {
     let result = read_all(bytes.to_vec(), mode);
     if let Ok(contents) = &result {
         assert!(contents.valid_len <= bytes.len() as u64);
@@ -192,13 +192,26 @@ fn manifest() -> impl Strategy<Value = Manifest> {
         any::<u64>(),
         any::<u64>(),
         proptest::collection::vec(file, 0..6),
+        proptest::collection::vec(any::<u64>(), 0..4),
+        proptest::collection::vec(any::<u64>(), 0..4),
     )
         .prop_map(
-            |(next_file_number, last_sequence, log_number, files)| Manifest {
+            |(
                 next_file_number,
                 last_sequence,
                 log_number,
                 files,
+                obsolete_logs,
+                obsolete_tables,
+            )| {
+                Manifest {
+                    next_file_number,
+                    last_sequence,
+                    log_number,
+                    files,
+                    obsolete_logs,
+                    obsolete_tables,
+                }
             },
         )
 }
@@ -230,8 +243,8 @@ proptest! {
         if header && data.len() >= 8 {
             data[..8].copy_from_slice(b"lsm-wal\x01");
         }
-        let _ = read_wal(&data, RecoveryMode::DropTail);
-        let _ = read_wal(&data, RecoveryMode::Fail);
+        let _ = read_wal(&data, DBRecoveryMode::PointInTime);
+        let _ = read_wal(&data, DBRecoveryMode::AbsoluteConsistency);
     }
 
     #[test]
@@ -241,14 +254,14 @@ proptest! {
             let i = at.index(bytes.len());
             bytes[i] ^= mask;
         }
-        match read_wal(&bytes, RecoveryMode::DropTail) {
+        match read_wal(&bytes, DBRecoveryMode::PointInTime) {
             Ok(contents) => assert_prefix(&contents.records, &written)?,
             Err(WalError::BadMagic { .. } | WalError::UnsupportedVersion { .. }) => {}
             Err(e) => prop_assert!(false, "DropTail gave {}", e),
         }
         if flips.len() == 1 {
             // One damaged byte is always detected.
-            let strict = read_wal(&bytes, RecoveryMode::Fail);
+            let strict = read_wal(&bytes, DBRecoveryMode::AbsoluteConsistency);
             prop_assert!(strict.is_err());
         }
     }
@@ -257,7 +270,7 @@ proptest! {
     fn wal_truncation(written in records(), cut in any::<prop::sample::Index>()) {
         let bytes = wal_bytes(&written);
         let cut = cut.index(bytes.len() + 1);
-        let contents = read_wal(&bytes[..cut], RecoveryMode::DropTail).unwrap();
+        let contents = read_wal(&bytes[..cut], DBRecoveryMode::PointInTime).unwrap();
         assert_prefix(&contents.records, &written)?;
         if let Some(tail) = contents.tail {
             prop_assert!(tail.kind.is_truncation(), "{}", tail);

@@ -18,7 +18,7 @@ use key_comparator::BytewiseComparator;
 use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem, PosixFs};
 use lsm_demo::manifest::{FileMeta, Manifest, read_manifest, write_manifest};
 use lsm_demo::table::{SharedComparator, Table, TableBuilder, TableOptions};
-use lsm_demo::wal::{LogReader, LogWriter, RecoveryMode};
+use lsm_demo::wal::{DBRecoveryMode, LogReader, LogWriter};
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -84,7 +84,7 @@ impl MiniEngine {
             next_file_number: 2,
             last_sequence: 0,
             log_number: 1,
-            files: Vec::new(),
+            ..Manifest::default()
         };
         let log = LogWriter::new(fs.create(&log_path(1))?)?;
         fs.sync_dir(Path::new(DIR))?;
@@ -179,8 +179,8 @@ fn recover(fs: &dyn FileSystem) -> Result<State, String> {
         .collect();
     logs.sort_unstable();
     for n in logs {
-        let mut reader =
-            LogReader::open(fs, &log_path(n), RecoveryMode::DropTail).map_err(|e| e.to_string())?;
+        let mut reader = LogReader::open(fs, &log_path(n), DBRecoveryMode::PointInTime)
+            .map_err(|e| e.to_string())?;
         while let Some(record) = reader.next_record().map_err(|e| e.to_string())? {
             let (k, v) = decode(record);
             state.insert(k, v);

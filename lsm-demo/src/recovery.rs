@@ -1,0 +1,625 @@
+//! Opening a database directory: recognising it as ours, checking its
+//! manifest, replaying its logs to a point in time, and setting aside what
+//! recovery drops.
+//!
+//! # What is a database
+//!
+//! A directory is a database of this engine when it holds a valid
+//! `MANIFEST`. A directory without one is created as a new database only
+//! when `create_if_missing` is set and it holds no file that looks like a
+//! database's (our logs and tables, RocksDB's or LevelDB's `CURRENT`,
+//! `IDENTITY`, `MANIFEST-*`, `*.ldb`, any `*.log` or `*.sst`): such a
+//! directory is refused, naming the files, and left as it was.
+//!
+//! # What is deleted
+//!
+//! Only files a manifest lists as obsolete: the logs and tables this
+//! database retired. Anything else, a file with a name the engine never
+//! writes (`1.log`), a table of ours no manifest knows (left by a crash in
+//! the middle of a flush), is left alone and named in the info log.
+//!
+//! # Logs
+//!
+//! Logs numbered from the manifest's log number on are read one record at a
+//! time and replayed into memtables, which are written out as level-0 tables
+//! whenever they reach the write buffer size, so memory stays bounded by the
+//! memtable and the largest record. Damage is handled as the
+//! [`DBRecoveryMode`] says. A log from which anything beyond a torn tail was
+//! dropped, and every later log dropped whole under
+//! [`DBRecoveryMode::PointInTime`], is moved to `lost/` once the new
+//! manifest no longer needs it, so the evidence survives.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::batch::{BatchOp, WriteBatch, decode_group};
+use crate::env::FileSystem;
+use crate::error::{Error, Result};
+use crate::filename::{
+    FileKind, LOST_DIR, log_path, looks_like_database_file, parse_file_name, table_path,
+};
+use crate::info_log::{InfoLog, info};
+use crate::key::MAX_SEQUENCE;
+use crate::manifest::{
+    MANIFEST_FILE, Manifest, ManifestError, NUM_LEVELS, read_manifest, write_manifest,
+};
+use crate::memtable::Memtable;
+use crate::options::{MAX_KEY_LEN, MAX_VALUE_LEN, Options};
+use crate::version::{TableFile, build_table, open_table};
+use crate::wal::{DBRecoveryMode, FILE_HEADER_LEN, LogReader, LogWriter, WalError};
+
+/// What the last open's recovery found and did.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+/// db.put(b"k", b"v").unwrap();
+/// drop(db);
+/// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+/// let recovery = db.stats().recovery;
+/// assert_eq!((recovery.logs_replayed, recovery.records_replayed), (1, 1));
+/// assert_eq!(recovery.bytes_dropped, 0);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RecoveryStats {
+    /// Logs read and replayed (in whole or up to their damage).
+    pub logs_replayed: u64,
+    /// Log records (one per write group) replayed.
+    pub records_replayed: u64,
+    /// Stretches of damage dropped inside logs, torn tails included.
+    pub damaged_ranges: u64,
+    /// Logs not replayed at all because an earlier log was damaged
+    /// ([`DBRecoveryMode::PointInTime`]).
+    pub logs_dropped: u64,
+    /// Bytes of log dropped, in damaged stretches and whole logs.
+    pub bytes_dropped: u64,
+    /// Files moved to `lost/`.
+    pub files_set_aside: Vec<PathBuf>,
+    /// Files with the names of ours that no manifest knows, left alone.
+    pub unknown_files: Vec<PathBuf>,
+}
+
+/// The state an open database starts from.
+pub(crate) struct Recovered {
+    pub(crate) manifest: Manifest,
+    pub(crate) levels: [Vec<Arc<TableFile>>; NUM_LEVELS],
+    pub(crate) log: LogWriter,
+    pub(crate) log_number: u64,
+    pub(crate) next_sequence: u64,
+    pub(crate) stats: RecoveryStats,
+}
+
+/// The numbered files of ours in a directory, and the names that look like
+/// some database's.
+#[derive(Debug, Default)]
+pub(crate) struct Inventory {
+    pub(crate) logs: BTreeSet<u64>,
+    pub(crate) tables: BTreeSet<u64>,
+    pub(crate) database_like: Vec<String>,
+    /// The largest number of a log or table of ours.
+    pub(crate) max_number: u64,
+}
+
+impl Inventory {
+    pub(crate) fn of(fs: &dyn FileSystem, dir: &Path) -> Result<Inventory> {
+        let names = fs
+            .list_dir(dir)
+            .map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+        let mut inv = Inventory::default();
+        for name in names {
+            match parse_file_name(&name) {
+                Some(FileKind::Log(n)) => {
+                    inv.logs.insert(n);
+                    inv.max_number = inv.max_number.max(n);
+                }
+                Some(FileKind::Table(n)) => {
+                    inv.tables.insert(n);
+                    inv.max_number = inv.max_number.max(n);
+                }
+                _ => {}
+            }
+            if looks_like_database_file(&name) {
+                inv.database_like.push(name);
+            }
+        }
+        inv.database_like.sort();
+        Ok(inv)
+    }
+}
+
+/// Reads and checks the manifest of `dir`: `Some` for a database of ours,
+/// `None` for a directory where a new one may be created. Writes nothing.
+/// Honours `create_if_missing` and `error_if_exists`.
+pub(crate) fn recognise(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    opts: &Options,
+    inventory: &Inventory,
+) -> Result<Option<Manifest>> {
+    match read_manifest(fs, dir) {
+        Ok(Some(manifest)) => {
+            if opts.error_if_exists {
+                return Err(Error::InvalidArgument(format!(
+                    "database {} already exists (error_if_exists is set)",
+                    dir.display()
+                )));
+            }
+            manifest
+                .check_consistency()
+                .map_err(|e| manifest_error(dir, e))?;
+            Ok(Some(manifest))
+        }
+        Err(e) => Err(manifest_error(dir, e)),
+        Ok(None) => {
+            if !inventory.database_like.is_empty() {
+                return Err(not_a_database(dir, &inventory.database_like));
+            }
+            if !opts.create_if_missing {
+                return Err(Error::NotFound(dir.to_path_buf()));
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// Writes the manifest of a new, empty database in `dir`.
+pub(crate) fn create_database(fs: &dyn FileSystem, dir: &Path) -> Result<Manifest> {
+    let manifest = Manifest {
+        next_file_number: 1,
+        ..Manifest::default()
+    };
+    write_manifest(fs, dir, &manifest)
+        .map_err(|e| Error::io(format!("writing {}", dir.join(MANIFEST_FILE).display()), e))?;
+    Ok(manifest)
+}
+
+fn manifest_error(dir: &Path, e: ManifestError) -> Error {
+    match e {
+        ManifestError::Io { source, .. } => Error::io(
+            format!("reading {}", dir.join(MANIFEST_FILE).display()),
+            source,
+        ),
+        other => Error::Corruption(format!(
+            "{other}; DB::repair rebuilds a manifest from the tables and logs that read cleanly"
+        )),
+    }
+}
+
+/// The error for a directory with database files and no manifest: another
+/// store's database (RocksDB's or LevelDB's marker files), or ours with its
+/// manifest lost.
+fn not_a_database(dir: &Path, files: &[String]) -> Error {
+    const SHOWN: usize = 8;
+    let mut list = files[..files.len().min(SHOWN)].join(", ");
+    if files.len() > SHOWN {
+        list.push_str(&format!(" and {} more", files.len() - SHOWN));
+    }
+    let foreign = files.iter().any(|f| {
+        matches!(f.as_str(), "CURRENT" | "IDENTITY")
+            || f.starts_with("MANIFEST-")
+            || f.starts_with("OPTIONS-")
+            || f.ends_with(".ldb")
+    });
+    if foreign {
+        Error::InvalidArgument(format!(
+            "{} holds another store's database ({list}) and no MANIFEST of this engine; \
+             it is left as it is",
+            dir.display()
+        ))
+    } else {
+        Error::Corruption(format!(
+            "{} holds database files ({list}) but no MANIFEST; DB::repair rebuilds one \
+             from the tables and logs that read cleanly",
+            dir.display()
+        ))
+    }
+}
+
+/// Opens the live tables, replays the logs, starts a new log and writes the
+/// manifest that retires the replayed ones.
+pub(crate) fn recover(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    opts: &Options,
+    mut manifest: Manifest,
+    inventory: &Inventory,
+    log: &InfoLog,
+) -> Result<Recovered> {
+    let mut stats = RecoveryStats::default();
+    note_unknown_files(dir, &manifest, inventory, log, &mut stats);
+    // No number of ours is given twice, even to a file no manifest knows.
+    manifest.next_file_number = manifest.next_file_number.max(inventory.max_number + 1);
+
+    let mut levels: [Vec<Arc<TableFile>>; NUM_LEVELS] = Default::default();
+    for meta in &manifest.files {
+        let table = open_table(fs, dir, meta)?;
+        levels[meta.level as usize].push(Arc::new(table));
+    }
+    levels[0].sort_by_key(|t| std::cmp::Reverse(t.meta.number));
+    levels[1].sort_by(|a, b| crate::key::compare_internal_keys(&a.meta.smallest, &b.meta.smallest));
+
+    let logs: Vec<u64> = inventory
+        .logs
+        .range(manifest.log_number..)
+        .copied()
+        .collect();
+    let replay = Replay::run(fs, dir, opts, &mut manifest, &logs, log, &mut stats)?;
+    for table in replay.tables {
+        manifest.files.push(table.meta.clone());
+        levels[0].insert(0, Arc::new(table));
+    }
+
+    // A fresh log for new writes; the manifest then names it as the first
+    // log to replay, which retires the replayed ones.
+    let log_number = manifest.next_file_number;
+    manifest.next_file_number += 1;
+    let path = log_path(dir, log_number);
+    let file = fs
+        .create(&path)
+        .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+    fs.sync_dir(dir)
+        .map_err(|e| Error::io(format!("syncing {}", dir.display()), e))?;
+    let writer =
+        LogWriter::new(file).map_err(|e| Error::io(format!("starting {}", path.display()), e))?;
+    manifest.log_number = log_number;
+    manifest.last_sequence = replay.next_sequence - 1;
+    manifest.obsolete_logs.extend(&replay.retired);
+    write_manifest(fs, dir, &manifest)
+        .map_err(|e| Error::io(format!("writing {}", dir.join(MANIFEST_FILE).display()), e))?;
+
+    for n in replay.set_aside {
+        set_aside(fs, dir, &log_path(dir, n), log, &mut stats);
+    }
+    delete_obsolete_files(fs, dir, &mut manifest, log);
+    info!(
+        log,
+        "opened: {} tables, last sequence {}, log {log_number}; replayed {} logs ({} records), \
+         dropped {} bytes",
+        manifest.files.len(),
+        manifest.last_sequence,
+        stats.logs_replayed,
+        stats.records_replayed,
+        stats.bytes_dropped
+    );
+    Ok(Recovered {
+        manifest,
+        levels,
+        log: writer,
+        log_number,
+        next_sequence: replay.next_sequence,
+        stats,
+    })
+}
+
+/// Names, in the info log and the counters, the files of ours that no
+/// manifest knows: they are left alone.
+fn note_unknown_files(
+    dir: &Path,
+    manifest: &Manifest,
+    inventory: &Inventory,
+    log: &InfoLog,
+    stats: &mut RecoveryStats,
+) {
+    let live: BTreeSet<u64> = manifest.files.iter().map(|f| f.number).collect();
+    let unknown_tables = inventory
+        .tables
+        .iter()
+        .filter(|n| !live.contains(n) && !manifest.obsolete_tables.contains(n))
+        .map(|&n| table_path(dir, n));
+    let unknown_logs = inventory
+        .logs
+        .range(..manifest.log_number)
+        .filter(|n| !manifest.obsolete_logs.contains(n))
+        .map(|&n| log_path(dir, n));
+    for path in unknown_tables.chain(unknown_logs) {
+        info!(
+            log,
+            "{} is not known to the manifest (a crash during a flush or compaction may leave one); left alone",
+            path.display()
+        );
+        stats.unknown_files.push(path);
+    }
+}
+
+/// What replaying the logs produced.
+struct Replay {
+    /// Level-0 tables written from the replayed records, oldest first.
+    tables: Vec<TableFile>,
+    next_sequence: u64,
+    /// Logs fully replayed, or dropped only a torn tail: retired by the
+    /// next manifest.
+    retired: Vec<u64>,
+    /// Logs that lost more than a torn tail: moved to `lost/`.
+    set_aside: Vec<u64>,
+}
+
+impl Replay {
+    fn run(
+        fs: &dyn FileSystem,
+        dir: &Path,
+        opts: &Options,
+        manifest: &mut Manifest,
+        logs: &[u64],
+        log: &InfoLog,
+        stats: &mut RecoveryStats,
+    ) -> Result<Replay> {
+        let mode = opts.wal_recovery_mode;
+        let mut replay = Replay {
+            tables: Vec::new(),
+            next_sequence: manifest.last_sequence + 1,
+            retired: Vec::new(),
+            set_aside: Vec::new(),
+        };
+        let mut mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
+        let mut last_sequence: Option<u64> = None;
+        // Under PointInTime, the log whose damage ends the replay.
+        let mut stopped_at: Option<u64> = None;
+        for &n in logs {
+            let path = log_path(dir, n);
+            if let Some(stop) = stopped_at {
+                let size = fs
+                    .file_size(&path)
+                    .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+                if size > FILE_HEADER_LEN as u64 {
+                    info!(
+                        log,
+                        "{}: not replayed, {size} bytes dropped: log {stop} before it is damaged \
+                         (point-in-time recovery)",
+                        path.display()
+                    );
+                    stats.logs_dropped += 1;
+                    stats.bytes_dropped += size;
+                    replay.set_aside.push(n);
+                } else {
+                    replay.retired.push(n);
+                }
+                continue;
+            }
+            let mut reader = LogReader::open(fs, &path, mode).map_err(|e| wal_error(&path, e))?;
+            let mut lost_more_than_a_tail = false;
+            while let Some(record) = reader.next_record().map_err(|e| wal_error(&path, e))? {
+                let checked = check_group(record, last_sequence);
+                let offset = reader.last_record_offset();
+                match checked {
+                    Ok(Some((first, batch))) => {
+                        mem.rep.insert_batch(first, &batch, false);
+                        let last = first + batch.len() as u64 - 1;
+                        last_sequence = Some(last);
+                        replay.next_sequence = replay.next_sequence.max(last + 1);
+                        stats.records_replayed += 1;
+                        if mem.rep.memory_usage() >= opts.write_buffer_size {
+                            replay.flush(fs, dir, opts, manifest, &mut mem, log)?;
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(why) => {
+                        let what = format!("{}: record at offset {offset}: {why}", path.display());
+                        match mode {
+                            DBRecoveryMode::AbsoluteConsistency
+                            | DBRecoveryMode::TolerateCorruptedTailRecords => {
+                                return Err(Error::Corruption(what));
+                            }
+                            DBRecoveryMode::PointInTime => {
+                                let size = fs.file_size(&path).unwrap_or(offset);
+                                let dropped = size.saturating_sub(offset);
+                                info!(log, "{what}; dropped it and the {dropped} bytes from it on");
+                                stats.damaged_ranges += 1;
+                                stats.bytes_dropped += dropped;
+                                lost_more_than_a_tail = true;
+                                stopped_at = Some(n);
+                                break;
+                            }
+                            DBRecoveryMode::SkipAnyCorruptedRecord => {
+                                info!(log, "{what}; skipped");
+                                stats.damaged_ranges += 1;
+                                lost_more_than_a_tail = true;
+                            }
+                        }
+                    }
+                }
+            }
+            for damage in reader.dropped() {
+                info!(log, "dropped {damage}");
+                stats.damaged_ranges += 1;
+                stats.bytes_dropped += damage.dropped_bytes;
+                lost_more_than_a_tail |= !damage.is_torn_tail();
+            }
+            if mode == DBRecoveryMode::PointInTime && reader.tail_report().is_some() {
+                stopped_at = Some(n);
+            }
+            stats.logs_replayed += 1;
+            if lost_more_than_a_tail {
+                replay.set_aside.push(n);
+            } else {
+                replay.retired.push(n);
+            }
+        }
+        if !mem.is_empty() {
+            replay.flush(fs, dir, opts, manifest, &mut mem, log)?;
+        }
+        // The damage that cost whole later logs is evidence too, even when
+        // it looks like a torn tail.
+        if let Some(stop) = stopped_at
+            && stats.logs_dropped > 0
+            && let Some(i) = replay.retired.iter().position(|&n| n == stop)
+        {
+            replay.retired.remove(i);
+            replay.set_aside.insert(0, stop);
+        }
+        Ok(replay)
+    }
+
+    /// Writes the replayed memtable out as a level-0 table and starts an
+    /// empty one.
+    fn flush(
+        &mut self,
+        fs: &dyn FileSystem,
+        dir: &Path,
+        opts: &Options,
+        manifest: &mut Manifest,
+        mem: &mut Memtable,
+        log: &InfoLog,
+    ) -> Result<()> {
+        mem.rep.mark_read_only();
+        let number = manifest.next_file_number;
+        manifest.next_file_number += 1;
+        if let Some(table) = build_table(fs, dir, opts, number, mem.rep.clone().iter(), None)? {
+            info!(
+                log,
+                "recovery wrote table {number} ({} entries, {} bytes)",
+                table.meta.entries,
+                table.meta.file_size
+            );
+            self.tables.push(table);
+        }
+        *mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
+        Ok(())
+    }
+}
+
+/// Decodes a log record and checks it can be applied after
+/// `last_sequence`: `None` for an empty group, an error for a record whose
+/// checksums hold but whose contents cannot be right.
+fn check_group(
+    record: &[u8],
+    last_sequence: Option<u64>,
+) -> Result<Option<(u64, WriteBatch)>, String> {
+    let (first, ops) = decode_group(record).map_err(|e| e.0.to_owned())?;
+    if ops.is_empty() {
+        return Ok(None);
+    }
+    let count = ops.len() as u64;
+    let in_range = first > 0
+        && first
+            .checked_add(count - 1)
+            .is_some_and(|last| last <= MAX_SEQUENCE);
+    if !in_range {
+        return Err(format!("sequence numbers {first}+{count} out of range"));
+    }
+    if let Some(previous) = last_sequence
+        && first <= previous
+    {
+        return Err(format!(
+            "sequence {first} does not follow {previous}, the last one replayed"
+        ));
+    }
+    let mut batch = WriteBatch::new();
+    for op in ops {
+        match op {
+            BatchOp::Put(k, v) => {
+                if k.len() > MAX_KEY_LEN || v.len() > MAX_VALUE_LEN {
+                    return Err(format!("a key or value of {} + {} bytes", k.len(), v.len()));
+                }
+                batch.put(k, v);
+            }
+            BatchOp::Delete(k) => {
+                if k.len() > MAX_KEY_LEN {
+                    return Err(format!("a key of {} bytes", k.len()));
+                }
+                batch.delete(k);
+            }
+        }
+    }
+    Ok(Some((first, batch)))
+}
+
+pub(crate) fn wal_error(path: &Path, e: WalError) -> Error {
+    match e {
+        WalError::Io { source, .. } => Error::io(format!("reading {}", path.display()), source),
+        WalError::Corruption(report) => Error::Corruption(report.to_string()),
+        other => Error::Corruption(other.to_string()),
+    }
+}
+
+/// Moves `path` into the directory's `lost/` folder, durably; a failure is
+/// logged and leaves the file where it was (no manifest refers to it).
+pub(crate) fn set_aside(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    path: &Path,
+    log: &InfoLog,
+    stats: &mut RecoveryStats,
+) {
+    let lost = dir.join(LOST_DIR);
+    let Some(name) = path.file_name() else { return };
+    let target = lost.join(name);
+    let moved = fs
+        .create_dir_all(&lost)
+        .and_then(|()| fs.sync_dir(dir))
+        .and_then(|()| fs.rename(path, &target))
+        .and_then(|()| fs.sync_dir(&lost))
+        .and_then(|()| fs.sync_dir(dir));
+    match moved {
+        Ok(()) => {
+            info!(log, "moved {} to {}", path.display(), target.display());
+            stats.files_set_aside.push(target);
+        }
+        Err(e) => info!(
+            log,
+            "could not move {} to {}: {e}",
+            path.display(),
+            lost.display()
+        ),
+    }
+}
+
+/// Deletes the files the manifest lists as obsolete and forgets those that
+/// are gone; a file that cannot be deleted stays listed for the next try.
+pub(crate) fn delete_obsolete_files(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    manifest: &mut Manifest,
+    log: &InfoLog,
+) {
+    let gone = |path: PathBuf| match fs.remove_file(&path) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Err(e) => {
+            info!(log, "could not delete obsolete {}: {e}", path.display());
+            false
+        }
+    };
+    manifest.obsolete_logs.retain(|&n| !gone(log_path(dir, n)));
+    manifest
+        .obsolete_tables
+        .retain(|&n| !gone(table_path(dir, n)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::group_header;
+
+    fn record(first: u64, ops: &[(&[u8], Option<&[u8]>)]) -> Vec<u8> {
+        let mut batch = WriteBatch::new();
+        for (k, v) in ops {
+            match v {
+                Some(v) => batch.put(k, v),
+                None => batch.delete(k),
+            }
+        }
+        let mut out = group_header(first, ops.len() as u32).to_vec();
+        out.extend_from_slice(batch.records());
+        out
+    }
+
+    #[test]
+    fn groups_must_follow_the_last_sequence_and_stay_in_range() {
+        let two: &[(&[u8], Option<&[u8]>)] = &[(b"a", Some(b"1")), (b"b", None)];
+        let (first, batch) = check_group(&record(5, two), Some(4)).unwrap().unwrap();
+        assert_eq!((first, batch.len()), (5, 2));
+        assert!(check_group(&record(5, two), None).unwrap().is_some());
+        let err = check_group(&record(5, two), Some(5)).unwrap_err();
+        assert!(err.contains("does not follow 5"), "{err}");
+        assert!(check_group(&record(0, two), None).is_err());
+        assert!(check_group(&record(MAX_SEQUENCE, two), None).is_err());
+        assert!(check_group(&record(u64::MAX, two), None).is_err());
+        assert!(check_group(&record(MAX_SEQUENCE - 1, two), None).is_ok());
+        assert_eq!(check_group(&record(9, &[]), Some(20)), Ok(None));
+        assert!(check_group(b"short", None).is_err());
+    }
+}
