@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use crate::batch::{GROUP_HEADER_LEN, WriteBatch, group_header};
 use crate::env::{FileLock, FileSystem, PosixFs};
 use crate::error::{Error, Result};
-use crate::filename::{LOCK_FILE, log_path};
+use crate::filename::log_path;
 use crate::info_log::{InfoLog, info};
 use crate::iter::{InternalIterator, MergingIterator, UserIterator};
 use crate::key::{MAX_SEQUENCE, ValueType, parse_internal_key, user_key};
@@ -35,7 +35,7 @@ use crate::manifest::{Manifest, NUM_LEVELS, write_manifest};
 use crate::memtable::Memtable;
 use crate::options::{MAX_KEY_LEN, MAX_VALUE_LEN, Options, ReadOptions, WriteOptions};
 use crate::recovery::{
-    Inventory, RecoveryStats, create_database, delete_obsolete_files, recognise, recover,
+    Inventory, RecoveryStats, create_database, delete_obsolete_files, lock_dir, recognise, recover,
 };
 use crate::version::{TableIterAdapter, Version, build_table};
 use crate::wal::{LogWriter, MAX_RECORD_LEN};
@@ -217,16 +217,7 @@ impl DB {
         // Refuse a directory that is not ours before touching it, lock
         // file included.
         recognise(&*fs, &dir, opts, &Inventory::of(&*fs, &dir)?)?;
-        let lock = fs.lock(&dir.join(LOCK_FILE)).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::WouldBlock
-                || e.kind() == std::io::ErrorKind::ResourceBusy
-                || e.raw_os_error() == Some(libc::EWOULDBLOCK)
-            {
-                Error::Locked(dir.clone())
-            } else {
-                Error::io(format!("locking {}", dir.display()), e)
-            }
-        })?;
+        let lock = lock_dir(&*fs, &dir)?;
         // Again under the lock: another process may have changed it.
         let inventory = Inventory::of(&*fs, &dir)?;
         let found = recognise(&*fs, &dir, opts, &inventory)?;
@@ -297,6 +288,59 @@ impl DB {
         };
         db.shared.maybe_schedule_compaction();
         Ok(db)
+    }
+
+    /// Deletes the database in `path`, as RocksDB's `DestroyDB`: every file
+    /// of the database (the names the engine writes, in the directory and
+    /// its `lost/` folder), then the directory if nothing else is in it.
+    /// Files of other programs stay. A missing directory is not an error.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a directory that holds database files
+    /// but no manifest of this engine (another store's database): nothing
+    /// is deleted. [`Error::Locked`] while a `DB` has it open.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let path = dir.path().join("db");
+    /// let db = DB::open_default(&path).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// assert!(DB::destroy(&Options::default(), &path).is_err()); // open
+    /// drop(db);
+    /// std::fs::write(path.join("notes.txt"), b"mine").unwrap();
+    /// DB::destroy(&Options::default(), &path).unwrap();
+    /// let left: Vec<_> = std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().file_name()).collect();
+    /// assert_eq!(left, ["notes.txt"]);
+    /// ```
+    pub fn destroy(opts: &Options, path: impl AsRef<Path>) -> Result<()> {
+        DB::destroy_with_fs(opts, path, Arc::new(PosixFs))
+    }
+
+    /// [`DB::destroy`] through a custom file system.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use lsm_demo::{DB, Options};
+    /// use std::{path::Path, sync::Arc};
+    ///
+    /// let fs = Arc::new(FaultInjectionFs::new());
+    /// drop(DB::open_with_fs(Options::default().create_if_missing(true), "/db", fs.clone()).unwrap());
+    /// DB::destroy_with_fs(&Options::default(), "/db", fs.clone()).unwrap();
+    /// assert!(!fs.exists(Path::new("/db")));
+    /// ```
+    pub fn destroy_with_fs(
+        _opts: &Options,
+        path: impl AsRef<Path>,
+        fs: Arc<dyn FileSystem>,
+    ) -> Result<()> {
+        crate::recovery::destroy(&*fs, path.as_ref())
     }
 
     /// Writes `value` under `key`.

@@ -423,6 +423,21 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     /// assert_eq!(&buf, b"data");
     /// ```
     fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Removes an empty directory; fails if it holds anything.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// fs.create_dir_all(Path::new("/db/lost")).unwrap();
+    /// fs.create(Path::new("/db/f")).unwrap();
+    /// assert!(fs.remove_dir(Path::new("/db")).is_err()); // not empty
+    /// fs.remove_dir(Path::new("/db/lost")).unwrap();
+    /// assert!(!fs.exists(Path::new("/db/lost")));
+    /// ```
+    fn remove_dir(&self, path: &Path) -> io::Result<()>;
     /// The names (not paths) of the entries of a directory, sorted.
     ///
     /// # Examples
@@ -678,6 +693,10 @@ impl FileSystem for PosixFs {
         fs::remove_file(path).map_err(|e| annotate(e, "remove", path))
     }
 
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        fs::remove_dir(path).map_err(|e| annotate(e, "remove directory", path))
+    }
+
     fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
         let mut names = Vec::new();
         for entry in fs::read_dir(path).map_err(|e| annotate(e, "list", path))? {
@@ -767,7 +786,7 @@ pub enum FaultOp {
     SyncDir,
     /// [`FileSystem::rename`].
     Rename,
-    /// [`FileSystem::remove_file`].
+    /// [`FileSystem::remove_file`] and [`FileSystem::remove_dir`].
     Remove,
     /// [`RandomAccessFile::read_at`] on a file of this file system, and
     /// [`FileSystem::read_file`].
@@ -1605,6 +1624,24 @@ impl FileSystem for FaultInjectionFs {
             .remove(&path)
             .map(drop)
             .ok_or_else(|| not_found("remove", &path))
+    }
+
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        let path = normalize(path);
+        let mut state = self.shared.state();
+        state.check(FaultOp::Remove, &path)?;
+        if !state.dirs.contains(&path) {
+            return Err(not_found("remove directory", &path));
+        }
+        let inside = |p: &PathBuf| p.starts_with(&path) && *p != path;
+        if state.live.keys().any(inside) || state.dirs.iter().any(inside) {
+            return Err(io::Error::new(
+                io::ErrorKind::DirectoryNotEmpty,
+                format!("remove directory {}: not empty", path.display()),
+            ));
+        }
+        state.dirs.remove(&path);
+        Ok(())
     }
 
     fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {

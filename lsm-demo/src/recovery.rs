@@ -34,10 +34,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::batch::{BatchOp, WriteBatch, decode_group};
-use crate::env::FileSystem;
+use crate::env::{FileLock, FileSystem};
 use crate::error::{Error, Result};
 use crate::filename::{
-    FileKind, LOST_DIR, log_path, looks_like_database_file, parse_file_name, table_path,
+    FileKind, LOCK_FILE, LOST_DIR, log_path, looks_like_database_file, parse_file_name, table_path,
 };
 use crate::info_log::{InfoLog, info};
 use crate::key::MAX_SEQUENCE;
@@ -164,6 +164,91 @@ pub(crate) fn recognise(
             Ok(None)
         }
     }
+}
+
+/// Takes the directory's lock file, or reports that another `DB` holds it.
+pub(crate) fn lock_dir(fs: &dyn FileSystem, dir: &Path) -> Result<Box<dyn FileLock>> {
+    fs.lock(&dir.join(LOCK_FILE)).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::WouldBlock
+            || e.kind() == std::io::ErrorKind::ResourceBusy
+            || e.raw_os_error() == Some(libc::EWOULDBLOCK)
+        {
+            Error::Locked(dir.to_path_buf())
+        } else {
+            Error::io(format!("locking {}", dir.display()), e)
+        }
+    })
+}
+
+/// Deletes the database in `dir`: every file in it, and in its `lost/`
+/// folder, that has a name the engine writes, then the folders once empty.
+/// Refuses a directory that is not a database of ours; a missing one is
+/// already destroyed.
+pub(crate) fn destroy(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+    if !fs.exists(dir) {
+        return Ok(());
+    }
+    if !fs.is_dir(dir) {
+        return Err(Error::NotADirectory(dir.to_path_buf()));
+    }
+    let inventory = Inventory::of(fs, dir)?;
+    match read_manifest(fs, dir) {
+        Ok(Some(_)) => {}
+        Ok(None) if inventory.database_like.is_empty() => {}
+        Ok(None) => return Err(not_a_database(dir, &inventory.database_like)),
+        Err(ManifestError::Io { source, .. }) => {
+            return Err(Error::io(
+                format!("reading {}", dir.join(MANIFEST_FILE).display()),
+                source,
+            ));
+        }
+        Err(e @ (ManifestError::BadMagic { .. } | ManifestError::TooShort { .. })) => {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not a database of this engine ({e}); it is left as it is",
+                dir.display()
+            )));
+        }
+        // A damaged manifest of ours: the database is still ours to delete.
+        Err(_) => {}
+    }
+    let lock = lock_dir(fs, dir)?;
+    let remove = |path: PathBuf| match fs.remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(format!("deleting {}", path.display()), e)),
+    };
+    let ours = |fs: &dyn FileSystem, folder: &Path| -> Result<Vec<PathBuf>> {
+        let names = fs
+            .list_dir(folder)
+            .map_err(|e| Error::io(format!("listing {}", folder.display()), e))?;
+        Ok(names
+            .into_iter()
+            .filter(|n| parse_file_name(n).is_some_and(|k| k != FileKind::Lock))
+            .map(|n| folder.join(n))
+            .collect())
+    };
+    let lost = dir.join(LOST_DIR);
+    if fs.is_dir(&lost) {
+        for path in ours(fs, &lost)? {
+            remove(path)?;
+        }
+        let _ = fs.remove_dir(&lost);
+    }
+    // The manifest goes last but the lock: a crash halfway leaves a
+    // database that still opens, or refuses to (files without a manifest),
+    // never one that silently lost files.
+    let mut files = ours(fs, dir)?;
+    files.sort_by_key(|p| p.file_name().is_some_and(|n| n == MANIFEST_FILE));
+    for path in files {
+        remove(path)?;
+    }
+    drop(lock);
+    remove(dir.join(LOCK_FILE))?;
+    fs.sync_dir(dir)
+        .map_err(|e| Error::io(format!("syncing {}", dir.display()), e))?;
+    // Files that are not ours keep the directory.
+    let _ = fs.remove_dir(dir);
+    Ok(())
 }
 
 /// Writes the manifest of a new, empty database in `dir`.

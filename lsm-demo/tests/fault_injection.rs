@@ -1136,6 +1136,9 @@ impl FileSystem for GatedTables {
     fn remove_file(&self, path: &Path) -> std::io::Result<()> {
         self.inner.remove_file(path)
     }
+    fn remove_dir(&self, path: &Path) -> std::io::Result<()> {
+        self.inner.remove_dir(path)
+    }
     fn list_dir(&self, path: &Path) -> std::io::Result<Vec<String>> {
         self.inner.list_dir(path)
     }

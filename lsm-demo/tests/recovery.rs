@@ -519,3 +519,58 @@ fn the_info_log_tells_each_open_and_keeps_the_previous_one() {
     assert_eq!(String::from_utf8(old).unwrap(), first);
     assert!(info_log(&fs).contains("opened:"));
 }
+
+#[test]
+fn destroy_deletes_the_database_files_and_nothing_else() {
+    let fs = FaultInjectionFs::new();
+    let arc: Arc<dyn FileSystem> = Arc::new(fs.clone());
+    // Missing: nothing to do.
+    DB::destroy_with_fs(&options(), DIR, arc.clone()).unwrap();
+    let (older, _, delete_at) = two_logs(&fs, MemtableKind::SkipList);
+    damage(&fs, &older, delete_at + 12 + 13);
+    let db = open(&fs, &options()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    assert!(matches!(
+        DB::destroy_with_fs(&options(), DIR, arc.clone()),
+        Err(Error::Locked(_))
+    ));
+    drop(db);
+    assert!(fs.exists(&dir().join("lost/000003.log")));
+    write_file(&fs, &dir().join("notes.txt"), b"mine");
+    write_file(&fs, &dir().join("lost/readme"), b"mine too");
+    DB::destroy_with_fs(&options(), DIR, arc.clone()).unwrap();
+    assert_eq!(fs.list_dir(dir()).unwrap(), ["lost", "notes.txt"]);
+    assert_eq!(fs.list_dir(&dir().join("lost")).unwrap(), ["readme"]);
+    // Without those, the directory goes too.
+    fs.remove_file(&dir().join("notes.txt")).unwrap();
+    fs.remove_file(&dir().join("lost/readme")).unwrap();
+    drop(open(&fs, &options()).unwrap());
+    DB::destroy_with_fs(&options(), DIR, arc).unwrap();
+    assert!(!fs.exists(dir()));
+}
+
+#[test]
+fn destroy_refuses_another_stores_database() {
+    let fs = FaultInjectionFs::new();
+    fs.create_dir_all(dir()).unwrap();
+    write_file(&fs, &dir().join("CURRENT"), b"MANIFEST-000005\n");
+    write_file(&fs, &dir().join("000004.log"), b"");
+    write_file(&fs, &dir().join("000005.sst"), b"rocksdb");
+    let before = files(&fs, dir());
+    let err = DB::destroy_with_fs(&options(), DIR, Arc::new(fs.clone())).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert_eq!(files(&fs, dir()), before);
+    // A file named MANIFEST that is not ours.
+    let fs = FaultInjectionFs::new();
+    fs.create_dir_all(dir()).unwrap();
+    write_file(
+        &fs,
+        &dir().join("MANIFEST"),
+        b"somebody's list of things to ship",
+    );
+    write_file(&fs, &dir().join("000001.sst"), b"data");
+    let err = DB::destroy_with_fs(&options(), DIR, Arc::new(fs.clone())).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert!(fs.exists(&dir().join("000001.sst")));
+}

@@ -352,6 +352,9 @@ fn check_args(args: &BenchArgs) -> Result<(), String> {
 /// Runs `bench`; returns the results.
 pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, String> {
     check_args(&args)?;
+    if let Some(d) = &args.db {
+        super::check_db_dir(d, "bench")?;
+    }
     let seed = if args.seed == 0 {
         let s = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -428,8 +431,8 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
         let wipe = row.w.fresh_db() && !cfg.args.use_existing_db;
         if wipe || db.as_ref().is_none_or(|(_, rep)| *rep != row.rep) {
             drop(db.take());
-            if wipe && cfg.dir.exists() {
-                std::fs::remove_dir_all(&cfg.dir)
+            if wipe {
+                DB::destroy(&lsm_demo::Options::default(), &cfg.dir)
                     .map_err(|e| format!("wiping {}: {e}", cfg.dir.display()))?;
             }
             db = Some((open_db(&cfg, &row.rep)?, row.rep.clone()));
@@ -832,6 +835,30 @@ mod tests {
         Cli::try_parse_from(["bench"].iter().chain(flags))
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn bench_deletes_only_a_database_of_its_own() {
+        let root = tempfile::tempdir().unwrap();
+        let foreign = root.path().join("photos");
+        std::fs::create_dir(&foreign).unwrap();
+        std::fs::write(foreign.join("cat.jpg"), b"meow").unwrap();
+        let mut a = bench_args(&["--benchmarks=fillseq", "--num=10"]);
+        a.db = Some(foreign.clone());
+        let err = run(a.clone(), false).unwrap_err();
+        assert!(
+            err.contains("bench only deletes a database of its own"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(foreign.join("cat.jpg")).unwrap(), b"meow");
+        // A missing directory, then the database bench made there, then
+        // that database with a file of the user's beside it.
+        let ours = root.path().join("db");
+        a.db = Some(ours.clone());
+        run(a.clone(), false).unwrap();
+        std::fs::write(ours.join("notes.txt"), b"mine").unwrap();
+        run(a, false).unwrap();
+        assert_eq!(std::fs::read(ours.join("notes.txt")).unwrap(), b"mine");
     }
 
     #[test]

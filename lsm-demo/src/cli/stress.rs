@@ -327,9 +327,9 @@ pub fn stress(a: StressArgs) -> Result<(), String> {
     check_workload(a.threads, a.keys)?;
     let opts = options(&a.memtablerep, a.write_buffer_size)?;
     opts.validate().map_err(|e| e.to_string())?;
+    let db = DB::open(&opts, &a.db).map_err(|e| format!("opening {}: {e}", a.db.display()))?;
     let seed = if a.seed == 0 { clock_seed() } else { a.seed };
     println!("stress: seed {seed} (replay with --seed={seed})");
-    let db = DB::open(&opts, &a.db).map_err(|e| format!("opening {}: {e}", a.db.display()))?;
     let exp = Expected::open(&expected_path(&a.db, &a.expected), a.keys)
         .map_err(|e| format!("opening the expected state: {e}"))?;
     let v = verify(&db, &exp, a.keys)?;
@@ -544,6 +544,9 @@ fn clock_seed() -> u64 {
 /// reopen and verify; repeat.
 pub fn crashtest(a: CrashArgs) -> Result<(), String> {
     check_workload(a.threads, a.keys)?;
+    if let Some(dir) = &a.db {
+        super::check_db_dir(dir, "crashtest")?;
+    }
     if a.kills == 0 {
         return Err("--kills must be at least 1".into());
     }
