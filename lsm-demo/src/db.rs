@@ -25,12 +25,13 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::batch::{GROUP_HEADER_LEN, WriteBatch, group_header};
+use crate::compaction::CompactionFilter;
 use crate::env::{FileLock, FileSystem, PosixFs};
 use crate::error::{Error, Result};
 use crate::filename::log_path;
 use crate::info_log::{InfoLog, info};
 use crate::iter::{InternalIterator, MergingIterator, UserIterator};
-use crate::key::{MAX_SEQUENCE, ValueType, parse_internal_key, user_key};
+use crate::key::{MAX_SEQUENCE, user_key};
 use crate::manifest::{Manifest, NUM_LEVELS, write_manifest};
 use crate::memtable::Memtable;
 use crate::options::{MAX_KEY_LEN, MAX_VALUE_LEN, Options, ReadOptions, WriteOptions};
@@ -341,6 +342,35 @@ impl DB {
         fs: Arc<dyn FileSystem>,
     ) -> Result<()> {
         crate::recovery::destroy(&*fs, path.as_ref())
+    }
+
+    /// Rebuilds the database in `path` from the tables and logs that read
+    /// cleanly, as RocksDB's `RepairDB`: for a database whose manifest is
+    /// lost or damaged, or whose files fail their checksums. Damaged files
+    /// go to `lost/`. See [`crate::repair::repair_with_fs`], which also
+    /// reports what was salvaged.
+    ///
+    /// # Errors
+    ///
+    /// A directory that is another store's database or no database;
+    /// [`Error::Locked`] while a `DB` has it open; I/O errors.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// drop(db);
+    /// std::fs::remove_file(dir.path().join("MANIFEST")).unwrap();
+    /// DB::repair(&Options::default(), dir.path()).unwrap();
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
+    pub fn repair(opts: &Options, path: impl AsRef<Path>) -> Result<()> {
+        crate::repair::repair_with_fs(opts, path.as_ref(), &PosixFs).map(drop)
     }
 
     /// Writes `value` under `key`.
@@ -2006,93 +2036,6 @@ impl Shared {
         }));
         delete_obsolete_files(&*self.fs, &self.dir, &mut st.manifest, &self.info_log);
         Ok(())
-    }
-}
-
-/// Drops the versions no reader can see from a compaction's input: for each
-/// user key, every version newer than the oldest snapshot plus the newest
-/// one at or below it; that one too when it is a tombstone and the output is
-/// the bottom of the tree.
-struct CompactionFilter {
-    inner: MergingIterator,
-    oldest_snapshot: u64,
-    bottom: bool,
-    last_user_key: Option<Vec<u8>>,
-    /// Sequence of the previous kept-or-dropped entry of the same user key.
-    last_sequence_for_key: u64,
-}
-
-impl CompactionFilter {
-    fn new(inner: MergingIterator, oldest_snapshot: u64, bottom: bool) -> Self {
-        let mut f = CompactionFilter {
-            inner,
-            oldest_snapshot,
-            bottom,
-            last_user_key: None,
-            last_sequence_for_key: u64::MAX,
-        };
-        f.skip_dropped();
-        f
-    }
-
-    /// Whether the entry under the inner cursor is dropped; updates the
-    /// per-key state.
-    fn drop_current(&mut self) -> bool {
-        let Some(k) = parse_internal_key(self.inner.key()) else {
-            return false;
-        };
-        let same = self.last_user_key.as_deref() == Some(k.user_key);
-        if !same {
-            self.last_user_key = Some(k.user_key.to_vec());
-            self.last_sequence_for_key = u64::MAX;
-        }
-        let drop = if self.last_sequence_for_key <= self.oldest_snapshot {
-            // A newer version already visible to every snapshot hides this one.
-            true
-        } else {
-            k.value_type == ValueType::Deletion && k.sequence <= self.oldest_snapshot && self.bottom
-        };
-        self.last_sequence_for_key = k.sequence;
-        drop
-    }
-
-    fn skip_dropped(&mut self) {
-        while self.inner.valid() && self.drop_current() {
-            self.inner.next();
-        }
-    }
-}
-
-impl InternalIterator for &mut CompactionFilter {
-    fn valid(&self) -> bool {
-        self.inner.valid()
-    }
-    fn seek_to_first(&mut self) {}
-    fn seek_to_last(&mut self) {}
-    fn seek(&mut self, _: &[u8]) {}
-    fn seek_for_prev(&mut self, _: &[u8]) {}
-    fn next(&mut self) {
-        self.inner.next();
-        self.skip_dropped();
-    }
-    fn prev(&mut self) {}
-    fn key(&self) -> &[u8] {
-        self.inner.key()
-    }
-    fn value(&self) -> &[u8] {
-        self.inner.value()
-    }
-    fn status(&self) -> Result<()> {
-        self.inner.status()
-    }
-}
-
-impl CompactionFilter {
-    fn valid(&self) -> bool {
-        self.inner.valid()
-    }
-    fn status(&self) -> Result<()> {
-        self.inner.status()
     }
 }
 

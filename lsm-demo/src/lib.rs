@@ -71,6 +71,7 @@
 
 pub mod batch;
 pub mod bloom;
+pub(crate) mod compaction;
 pub mod db;
 pub mod env;
 pub mod error;
@@ -82,6 +83,7 @@ pub mod manifest;
 pub(crate) mod memtable;
 pub mod options;
 pub mod recovery;
+pub mod repair;
 pub mod table;
 pub(crate) mod version;
 pub mod wal;

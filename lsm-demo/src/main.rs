@@ -5,6 +5,8 @@
 //! - `lsm-demo stress`: random operations from many threads, checked against
 //!   an expected state kept in a file beside the database.
 //! - `lsm-demo crashtest`: kills `stress` at random moments, reopens, verifies.
+//! - `lsm-demo verify --db DIR`: every checksum of every live file.
+//! - `lsm-demo repair --db DIR`: rebuilds a database from what reads cleanly.
 
 mod cli;
 
@@ -29,6 +31,10 @@ enum Command {
     Stress(cli::stress::StressArgs),
     /// Kill `stress` at random, reopen and verify, in a loop.
     Crashtest(cli::stress::CrashArgs),
+    /// Check every checksum of every live file (as `ldb verify_checksum`).
+    Verify(cli::admin::VerifyArgs),
+    /// Rebuild the database from the tables and logs that read cleanly.
+    Repair(cli::admin::RepairArgs),
 }
 
 fn main() {
@@ -47,6 +53,8 @@ fn main() {
         }
         Command::Stress(args) => cli::stress::stress(args),
         Command::Crashtest(args) => cli::stress::crashtest(args),
+        Command::Verify(args) => cli::admin::verify(args),
+        Command::Repair(args) => cli::admin::repair(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -262,7 +262,7 @@ pub(crate) fn create_database(fs: &dyn FileSystem, dir: &Path) -> Result<Manifes
     Ok(manifest)
 }
 
-fn manifest_error(dir: &Path, e: ManifestError) -> Error {
+pub(crate) fn manifest_error(dir: &Path, e: ManifestError) -> Error {
     match e {
         ManifestError::Io { source, .. } => Error::io(
             format!("reading {}", dir.join(MANIFEST_FILE).display()),
@@ -277,7 +277,7 @@ fn manifest_error(dir: &Path, e: ManifestError) -> Error {
 /// The error for a directory with database files and no manifest: another
 /// store's database (RocksDB's or LevelDB's marker files), or ours with its
 /// manifest lost.
-fn not_a_database(dir: &Path, files: &[String]) -> Error {
+pub(crate) fn not_a_database(dir: &Path, files: &[String]) -> Error {
     const SHOWN: usize = 8;
     let mut list = files[..files.len().min(SHOWN)].join(", ");
     if files.len() > SHOWN {
@@ -315,7 +315,7 @@ pub(crate) fn recover(
     log: &InfoLog,
 ) -> Result<Recovered> {
     let mut stats = RecoveryStats::default();
-    note_unknown_files(dir, &manifest, inventory, log, &mut stats);
+    note_unknown_files(dir, &manifest, inventory, Some(log), &mut stats);
     // No number of ours is given twice, even to a file no manifest knows.
     manifest.next_file_number = manifest.next_file_number.max(inventory.max_number + 1);
 
@@ -382,11 +382,11 @@ pub(crate) fn recover(
 
 /// Names, in the info log and the counters, the files of ours that no
 /// manifest knows: they are left alone.
-fn note_unknown_files(
+pub(crate) fn note_unknown_files(
     dir: &Path,
     manifest: &Manifest,
     inventory: &Inventory,
-    log: &InfoLog,
+    log: Option<&InfoLog>,
     stats: &mut RecoveryStats,
 ) {
     let live: BTreeSet<u64> = manifest.files.iter().map(|f| f.number).collect();
@@ -401,11 +401,13 @@ fn note_unknown_files(
         .filter(|n| !manifest.obsolete_logs.contains(n))
         .map(|&n| log_path(dir, n));
     for path in unknown_tables.chain(unknown_logs) {
-        info!(
-            log,
-            "{} is not known to the manifest (a crash during a flush or compaction may leave one); left alone",
-            path.display()
-        );
+        if let Some(log) = log {
+            info!(
+                log,
+                "{} is not known to the manifest (a crash during a flush or compaction may leave one); left alone",
+                path.display()
+            );
+        }
         stats.unknown_files.push(path);
     }
 }
@@ -569,7 +571,7 @@ impl Replay {
 /// Decodes a log record and checks it can be applied after
 /// `last_sequence`: `None` for an empty group, an error for a record whose
 /// checksums hold but whose contents cannot be right.
-fn check_group(
+pub(crate) fn check_group(
     record: &[u8],
     last_sequence: Option<u64>,
 ) -> Result<Option<(u64, WriteBatch)>, String> {

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+pub mod admin;
 pub mod bench;
 pub mod stress;
 

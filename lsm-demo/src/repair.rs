@@ -1,0 +1,468 @@
+//! Checking every checksum of a database without opening it
+//! ([`verify_with_fs`], `lsm-demo verify`, as `ldb verify_checksum`), and
+//! rebuilding a database whose manifest is lost or damaged from the tables
+//! and logs that read cleanly ([`repair_with_fs`], [`DB::repair`](crate::DB::repair),
+//! `lsm-demo repair`, as RocksDB's `RepairDB`).
+//!
+//! # Examples
+//!
+//! ```
+//! use lsm_demo::env::{FaultInjectionFs, FileSystem};
+//! use lsm_demo::repair::{repair_with_fs, verify_with_fs};
+//! use lsm_demo::{DB, Options};
+//! use std::{path::Path, sync::Arc};
+//!
+//! let fs = Arc::new(FaultInjectionFs::new());
+//! let mut opts = Options::default();
+//! opts.create_if_missing(true);
+//! let db = DB::open_with_fs(&opts, "/db", fs.clone()).unwrap();
+//! db.put(b"k", b"v").unwrap();
+//! db.flush().unwrap();
+//! db.put(b"k2", b"v2").unwrap();
+//! drop(db);
+//! assert!(verify_with_fs(Path::new("/db"), &*fs).unwrap().is_clean());
+//!
+//! fs.remove_file(Path::new("/db/MANIFEST")).unwrap();
+//! assert!(DB::open_with_fs(&opts, "/db", fs.clone()).is_err()); // refused, not emptied
+//! let report = repair_with_fs(&opts, Path::new("/db"), &*fs).unwrap();
+//! assert_eq!((report.tables_salvaged, report.records_replayed), (1, 1));
+//! let db = DB::open_with_fs(&opts, "/db", fs.clone()).unwrap();
+//! assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+//! assert_eq!(db.get(b"k2").unwrap().as_deref(), Some(&b"v2"[..]));
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::compaction::CompactionFilter;
+use crate::env::FileSystem;
+use crate::error::{Error, Result};
+use crate::filename::{log_path, table_path};
+use crate::info_log::{InfoLog, info};
+use crate::iter::{InternalIterator, MergingIterator};
+use crate::key::{MAX_SEQUENCE, parse_internal_key};
+use crate::manifest::{MANIFEST_FILE, Manifest, read_manifest, write_manifest};
+use crate::memtable::Memtable;
+use crate::options::Options;
+use crate::recovery::{
+    Inventory, RecoveryStats, check_group, lock_dir, manifest_error, not_a_database, set_aside,
+};
+use crate::table::Table;
+use crate::version::{TableIterAdapter, build_table, table_comparator, table_error};
+use crate::wal::{DBRecoveryMode, LogReader, WalError};
+
+/// What [`verify_with_fs`] found.
+///
+/// # Examples
+///
+/// ```
+/// let report = lsm_demo::repair::VerifyReport::default();
+/// assert!(report.is_clean());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct VerifyReport {
+    /// Live tables read in whole, every block's checksum checked.
+    pub tables_checked: u64,
+    /// Entries in them.
+    pub entries_checked: u64,
+    /// Logs read in whole, every record's checksums checked.
+    pub logs_checked: u64,
+    /// Every damaged file, with what is wrong with it (a message that
+    /// names the file).
+    pub damaged: Vec<(PathBuf, String)>,
+    /// Files with names of ours that the manifest does not know.
+    pub unknown_files: Vec<PathBuf>,
+}
+
+impl VerifyReport {
+    /// Whether nothing was damaged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::repair::VerifyReport;
+    /// assert!(VerifyReport::default().is_clean());
+    /// ```
+    pub fn is_clean(&self) -> bool {
+        self.damaged.is_empty()
+    }
+}
+
+impl fmt::Display for VerifyReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "checked {} tables ({} entries) and {} logs",
+            self.tables_checked, self.entries_checked, self.logs_checked
+        )?;
+        for (_, why) in &self.damaged {
+            writeln!(f, "damaged: {why}")?;
+        }
+        for path in &self.unknown_files {
+            writeln!(f, "not in the manifest (left alone): {}", path.display())?;
+        }
+        write!(f, "{}", if self.is_clean() { "OK" } else { "DAMAGED" })
+    }
+}
+
+/// Reads every live file of the database in `dir` in whole and checks every
+/// checksum: the manifest and its consistency, each block of each table,
+/// each record of each log still to be replayed. Writes nothing and takes
+/// the lock, so the database must be closed.
+///
+/// # Errors
+///
+/// When the manifest itself cannot be read or is inconsistent (there is
+/// then nothing to verify against), the directory is not a database, or
+/// another `DB` has it open. Damage to tables and logs is reported, not
+/// returned as an error.
+///
+/// # Examples
+///
+/// See the [module](self).
+pub fn verify_with_fs(dir: &Path, fs: &dyn FileSystem) -> Result<VerifyReport> {
+    let inventory = Inventory::of(fs, dir)?;
+    let manifest = read_manifest(fs, dir)
+        .map_err(|e| manifest_error(dir, e))?
+        .ok_or_else(|| match inventory.database_like.is_empty() {
+            true => Error::NotFound(dir.to_path_buf()),
+            false => not_a_database(dir, &inventory.database_like),
+        })?;
+    manifest
+        .check_consistency()
+        .map_err(|e| manifest_error(dir, e))?;
+    let _lock = lock_dir(fs, dir)?;
+    let mut report = VerifyReport::default();
+    for meta in &manifest.files {
+        let path = table_path(dir, meta.number);
+        match read_table(fs, &path, Some(meta.file_size)) {
+            Ok(t) => {
+                report.tables_checked += 1;
+                report.entries_checked += t.entries;
+                if t.entries != meta.entries {
+                    let why = format!(
+                        "{}: {} entries, the manifest says {}",
+                        path.display(),
+                        t.entries,
+                        meta.entries
+                    );
+                    report.damaged.push((path, why));
+                }
+            }
+            Err(e) => report.damaged.push((path, e.to_string())),
+        }
+    }
+    for &n in inventory.logs.range(manifest.log_number..) {
+        let path = log_path(dir, n);
+        report.logs_checked += 1;
+        if let Err(e) = read_log(fs, &path, DBRecoveryMode::AbsoluteConsistency, |_| Ok(())) {
+            report.damaged.push((path, e.to_string()));
+        }
+    }
+    let mut stats = RecoveryStats::default();
+    crate::recovery::note_unknown_files(dir, &manifest, &inventory, None, &mut stats);
+    report.unknown_files = stats.unknown_files;
+    Ok(report)
+}
+
+/// A table read in whole.
+struct TableScan {
+    table: Arc<Table>,
+    entries: u64,
+    max_sequence: u64,
+}
+
+/// Opens the table at `path` (of `size` bytes, or the file's size) and reads
+/// every entry, which checks every block's checksum.
+fn read_table(fs: &dyn FileSystem, path: &Path, size: Option<u64>) -> Result<TableScan> {
+    let file = fs
+        .open_random(path)
+        .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+    let size = match size {
+        Some(size) => size,
+        None => file
+            .size()
+            .map_err(|e| Error::io(format!("reading {}", path.display()), e))?,
+    };
+    let table = Table::open_named(file, size, table_comparator(), crate::key::user_key, path)
+        .map_err(table_error)?;
+    let mut it = table.iter();
+    it.seek_to_first();
+    let (mut entries, mut max_sequence) = (0, 0);
+    while it.valid() {
+        let key = parse_internal_key(it.key()).ok_or_else(|| {
+            Error::Corruption(format!(
+                "{}: entry {entries} has a malformed key",
+                path.display()
+            ))
+        })?;
+        max_sequence = max_sequence.max(key.sequence);
+        entries += 1;
+        it.next();
+    }
+    it.status().map_err(table_error)?;
+    Ok(TableScan {
+        table,
+        entries,
+        max_sequence,
+    })
+}
+
+/// Reads the log at `path` in `mode`, handing each record to `each`;
+/// returns the bytes dropped.
+fn read_log(
+    fs: &dyn FileSystem,
+    path: &Path,
+    mode: DBRecoveryMode,
+    mut each: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<u64> {
+    let wal = |e: WalError| crate::recovery::wal_error(path, e);
+    let mut reader = LogReader::open(fs, path, mode).map_err(wal)?;
+    while let Some(record) = reader.next_record().map_err(wal)? {
+        each(record)?;
+    }
+    Ok(reader.dropped().iter().map(|d| d.dropped_bytes).sum())
+}
+
+/// What [`repair_with_fs`] salvaged and set aside.
+///
+/// # Examples
+///
+/// See the [module](self).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RepairReport {
+    /// Tables that read cleanly and went into the rebuilt database.
+    pub tables_salvaged: u64,
+    /// Logs read (each damaged record skipped).
+    pub logs_replayed: u64,
+    /// Log records replayed.
+    pub records_replayed: u64,
+    /// Log records or stretches of log that could not be used.
+    pub records_dropped: u64,
+    /// Bytes of log dropped.
+    pub bytes_dropped: u64,
+    /// Entries in the rebuilt database's tables.
+    pub entries_written: u64,
+    /// Files moved to `lost/`: damaged tables and logs.
+    pub files_set_aside: Vec<PathBuf>,
+}
+
+impl fmt::Display for RepairReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "salvaged {} tables and {} log records from {} logs ({} records, {} bytes dropped); \
+             wrote {} entries",
+            self.tables_salvaged,
+            self.records_replayed,
+            self.logs_replayed,
+            self.records_dropped,
+            self.bytes_dropped,
+            self.entries_written
+        )?;
+        for path in &self.files_set_aside {
+            write!(f, "\nset aside: {}", path.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// Rebuilds the database in `dir` from what reads cleanly, as RocksDB's
+/// `RepairDB`, whatever state its manifest is in.
+///
+/// Every table of ours that reads in whole (every checksum) is kept; every
+/// log is replayed, skipping damaged records
+/// ([`DBRecoveryMode::SkipAnyCorruptedRecord`]). Their union is merged into
+/// new level-1 tables, newest version of each key first, and a new manifest
+/// lists them; the tables and logs merged are then deleted, and damaged ones
+/// moved to `lost/`. Files of other programs are left alone. The result
+/// opens as a normal database; it holds every write that reached a readable
+/// table or log record, so keys deleted by a lost record may come back.
+///
+/// # Errors
+///
+/// A directory that is another store's database, or not a database at all;
+/// a held lock; I/O errors (the old files stay until the new manifest is
+/// durable).
+///
+/// # Examples
+///
+/// See the [module](self).
+pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result<RepairReport> {
+    opts.validate()?;
+    let inventory = Inventory::of(fs, dir)?;
+    let ours = match read_manifest(fs, dir) {
+        Ok(Some(_)) => true,
+        Ok(None) => !inventory.database_like.is_empty(),
+        Err(e) => !matches!(e, crate::manifest::ManifestError::BadMagic { .. }),
+    };
+    let foreign = inventory
+        .database_like
+        .iter()
+        .any(|f| f != MANIFEST_FILE && !f.ends_with(".log") && !f.ends_with(".sst"));
+    if !ours || foreign {
+        return Err(not_a_database(dir, &inventory.database_like));
+    }
+    let _lock = lock_dir(fs, dir)?;
+    let log = InfoLog::open(fs, dir);
+    info!(log, "repairing {}", dir.display());
+    let mut report = RepairReport::default();
+    let mut set_aside_stats = RecoveryStats::default();
+    let mut next_file_number = inventory.max_number + 1;
+    let mut last_sequence = 0;
+
+    // The tables that read in whole.
+    let mut inputs: Vec<Arc<Table>> = Vec::new();
+    let mut retired_tables = Vec::new();
+    for &n in &inventory.tables {
+        let path = table_path(dir, n);
+        match read_table(fs, &path, None) {
+            Ok(scan) => {
+                info!(log, "table {n}: {} entries read cleanly", scan.entries);
+                last_sequence = last_sequence.max(scan.max_sequence);
+                report.tables_salvaged += 1;
+                inputs.push(scan.table);
+                retired_tables.push(n);
+            }
+            Err(e) => {
+                info!(log, "table {n} is damaged: {e}");
+                set_aside(fs, dir, &path, &log, &mut set_aside_stats);
+            }
+        }
+    }
+
+    // Every log, in order, into memtables written out as tables when full.
+    let mut retired_logs = Vec::new();
+    let mut mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
+    let mut last_replayed = None;
+    let mut built = Vec::new();
+    for &n in &inventory.logs {
+        let path = log_path(dir, n);
+        report.logs_replayed += 1;
+        let mut flush_error = None;
+        let dropped = read_log(
+            fs,
+            &path,
+            DBRecoveryMode::SkipAnyCorruptedRecord,
+            |record| {
+                match check_group(record, last_replayed) {
+                    Ok(Some((first, batch))) => {
+                        mem.rep.insert_batch(first, &batch, false);
+                        let last = first + batch.len() as u64 - 1;
+                        last_replayed = Some(last);
+                        last_sequence = last_sequence.max(last);
+                        report.records_replayed += 1;
+                    }
+                    Ok(None) => {}
+                    Err(why) => {
+                        info!(log, "{}: a record skipped: {why}", path.display());
+                        report.records_dropped += 1;
+                    }
+                }
+                if mem.rep.memory_usage() >= opts.write_buffer_size && flush_error.is_none() {
+                    flush_error =
+                        flush_memtable(fs, dir, opts, &mut mem, &mut next_file_number, &mut built)
+                            .err();
+                }
+                Ok(())
+            },
+        );
+        if let Some(e) = flush_error {
+            return Err(e);
+        }
+        match dropped {
+            Ok(0) => retired_logs.push(n),
+            Ok(bytes) => {
+                info!(log, "{}: {bytes} damaged bytes skipped", path.display());
+                report.records_dropped += 1;
+                report.bytes_dropped += bytes;
+                set_aside(fs, dir, &path, &log, &mut set_aside_stats);
+            }
+            Err(e) => {
+                info!(log, "{} is unreadable: {e}", path.display());
+                set_aside(fs, dir, &path, &log, &mut set_aside_stats);
+            }
+        }
+    }
+    if !mem.is_empty() {
+        flush_memtable(fs, dir, opts, &mut mem, &mut next_file_number, &mut built)?;
+    }
+    retired_tables.extend(built.iter().map(|(n, _)| *n));
+    inputs.extend(built.into_iter().map(|(_, t)| t));
+
+    // Merge everything into level 1, newest version of each key only.
+    let children: Vec<Box<dyn InternalIterator>> = inputs
+        .iter()
+        .map(|t| Box::new(TableIterAdapter(t.iter())) as Box<dyn InternalIterator>)
+        .collect();
+    let mut merged = MergingIterator::new(children);
+    merged.seek_to_first();
+    let mut filtered = CompactionFilter::new(merged, MAX_SEQUENCE, true);
+    let mut files = Vec::new();
+    while filtered.valid() {
+        let number = next_file_number;
+        next_file_number += 1;
+        let source = Box::new(&mut filtered);
+        let Some(mut table) =
+            build_table(fs, dir, opts, number, source, Some(opts.target_file_size))?
+        else {
+            break;
+        };
+        table.meta.level = 1;
+        report.entries_written += table.meta.entries;
+        files.push(table.meta);
+    }
+    filtered.status()?;
+    // The old manifest, if any, is evidence: kept in lost/.
+    if fs.exists(&dir.join(MANIFEST_FILE)) {
+        set_aside(
+            fs,
+            dir,
+            &dir.join(MANIFEST_FILE),
+            &log,
+            &mut set_aside_stats,
+        );
+    }
+    let manifest = Manifest {
+        // No log of before the repair is ever replayed again.
+        log_number: next_file_number,
+        next_file_number: next_file_number + 1,
+        last_sequence,
+        files,
+        obsolete_logs: retired_logs,
+        obsolete_tables: retired_tables,
+    };
+    manifest
+        .check_consistency()
+        .map_err(|e| Error::Corruption(format!("the repaired manifest: {e}")))?;
+    write_manifest(fs, dir, &manifest)
+        .map_err(|e| Error::io(format!("writing {}", dir.join(MANIFEST_FILE).display()), e))?;
+    let mut manifest = manifest;
+    crate::recovery::delete_obsolete_files(fs, dir, &mut manifest, &log);
+    report.files_set_aside = set_aside_stats.files_set_aside;
+    info!(log, "repaired: {report}");
+    Ok(report)
+}
+
+/// Writes a repair's memtable out as a table (merged later) and starts an
+/// empty one.
+fn flush_memtable(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    opts: &Options,
+    mem: &mut Memtable,
+    next_file_number: &mut u64,
+    built: &mut Vec<(u64, Arc<Table>)>,
+) -> Result<()> {
+    mem.rep.mark_read_only();
+    let number = *next_file_number;
+    *next_file_number += 1;
+    if let Some(table) = build_table(fs, dir, opts, number, mem.rep.clone().iter(), None)? {
+        built.push((number, table.table));
+    }
+    *mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
+    Ok(())
+}
