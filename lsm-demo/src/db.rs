@@ -1737,7 +1737,7 @@ impl Shared {
                     )
                 })?;
             }
-            let writer = LogWriter::new(file)
+            let writer = LogWriter::with_previous(file, old_number)
                 .map_err(|e| Error::io(format!("starting {}", path.display()), e))?;
             log.writer = Some(writer);
             log.number = number;

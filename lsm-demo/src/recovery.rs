@@ -348,8 +348,9 @@ pub(crate) fn recover(
         .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
     fs.sync_dir(dir)
         .map_err(|e| Error::io(format!("syncing {}", dir.display()), e))?;
-    let writer =
-        LogWriter::new(file).map_err(|e| Error::io(format!("starting {}", path.display()), e))?;
+    let previous = logs.last().copied().unwrap_or(0);
+    let writer = LogWriter::with_previous(file, previous)
+        .map_err(|e| Error::io(format!("starting {}", path.display()), e))?;
     manifest.log_number = log_number;
     manifest.last_sequence = replay.next_sequence - 1;
     manifest.obsolete_logs.extend(&replay.retired);
@@ -412,8 +413,49 @@ pub(crate) fn note_unknown_files(
     }
 }
 
-/// What replaying the logs produced.
-struct Replay {
+/// What replaying one log found.
+#[derive(Default)]
+struct LogOutcome {
+    /// More than a torn tail was dropped: the log is evidence.
+    lost_more_than_a_tail: bool,
+    /// Damage ended the log's replay before its end.
+    stopped: bool,
+}
+
+/// Why log `path`, whose header names `previous` as the log before it,
+/// cannot follow the logs replayed so far (`replayed`, the last of them) in
+/// a database whose first log to replay is `first_log`: a log between them
+/// is missing. `None` when the chain holds or the log does not record it.
+fn chain_break(
+    path: &Path,
+    previous: Option<u64>,
+    replayed: Option<u64>,
+    first_log: u64,
+) -> Option<String> {
+    let previous = previous.filter(|&p| p != 0)?;
+    let holds = match replayed {
+        Some(last) => previous == last,
+        // The first log follows one the manifest retired.
+        None => previous < first_log,
+    };
+    (!holds).then(|| {
+        format!(
+            "{} follows log {previous}, which is missing from the logs to replay",
+            path.display()
+        )
+    })
+}
+
+/// Replaying the logs: where their records go, and what came of it.
+struct Replay<'a> {
+    fs: &'a dyn FileSystem,
+    dir: &'a Path,
+    opts: &'a Options,
+    log: &'a InfoLog,
+    /// The memtable being replayed into.
+    mem: Memtable,
+    /// The last sequence replayed.
+    last_sequence: Option<u64>,
     /// Level-0 tables written from the replayed records, oldest first.
     tables: Vec<TableFile>,
     next_sequence: u64,
@@ -424,113 +466,96 @@ struct Replay {
     set_aside: Vec<u64>,
 }
 
-impl Replay {
+impl<'a> Replay<'a> {
     fn run(
-        fs: &dyn FileSystem,
-        dir: &Path,
-        opts: &Options,
+        fs: &'a dyn FileSystem,
+        dir: &'a Path,
+        opts: &'a Options,
         manifest: &mut Manifest,
         logs: &[u64],
-        log: &InfoLog,
+        log: &'a InfoLog,
         stats: &mut RecoveryStats,
-    ) -> Result<Replay> {
+    ) -> Result<Replay<'a>> {
         let mode = opts.wal_recovery_mode;
         let mut replay = Replay {
+            fs,
+            dir,
+            opts,
+            log,
+            mem: Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size),
+            last_sequence: None,
             tables: Vec::new(),
             next_sequence: manifest.last_sequence + 1,
             retired: Vec::new(),
             set_aside: Vec::new(),
         };
-        let mut mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
-        let mut last_sequence: Option<u64> = None;
-        // Under PointInTime, the log whose damage ends the replay.
-        let mut stopped_at: Option<u64> = None;
+        // Under PointInTime, why the replay stopped, and the damaged log.
+        let mut stopped: Option<String> = None;
+        let mut damaged_log = None;
+        let mut previous_replayed: Option<u64> = None;
         for &n in logs {
             let path = log_path(dir, n);
-            if let Some(stop) = stopped_at {
-                let size = fs
-                    .file_size(&path)
-                    .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-                if size > FILE_HEADER_LEN as u64 {
-                    info!(
-                        log,
-                        "{}: not replayed, {size} bytes dropped: log {stop} before it is damaged \
-                         (point-in-time recovery)",
-                        path.display()
-                    );
-                    stats.logs_dropped += 1;
-                    stats.bytes_dropped += size;
-                    replay.set_aside.push(n);
-                } else {
-                    replay.retired.push(n);
-                }
-                continue;
-            }
-            let mut reader = LogReader::open(fs, &path, mode).map_err(|e| wal_error(&path, e))?;
-            let mut lost_more_than_a_tail = false;
-            while let Some(record) = reader.next_record().map_err(|e| wal_error(&path, e))? {
-                let checked = check_group(record, last_sequence);
-                let offset = reader.last_record_offset();
-                match checked {
-                    Ok(Some((first, batch))) => {
-                        mem.rep.insert_batch(first, &batch, false);
-                        let last = first + batch.len() as u64 - 1;
-                        last_sequence = Some(last);
-                        replay.next_sequence = replay.next_sequence.max(last + 1);
-                        stats.records_replayed += 1;
-                        if mem.rep.memory_usage() >= opts.write_buffer_size {
-                            replay.flush(fs, dir, opts, manifest, &mut mem, log)?;
+            if stopped.is_none() {
+                let reader = LogReader::open(fs, &path, mode).map_err(|e| wal_error(&path, e))?;
+                let first_log = manifest.log_number;
+                if let Some(why) =
+                    chain_break(&path, reader.previous_log(), previous_replayed, first_log)
+                {
+                    match mode {
+                        DBRecoveryMode::AbsoluteConsistency
+                        | DBRecoveryMode::TolerateCorruptedTailRecords => {
+                            return Err(Error::Corruption(why));
                         }
-                    }
-                    Ok(None) => {}
-                    Err(why) => {
-                        let what = format!("{}: record at offset {offset}: {why}", path.display());
-                        match mode {
-                            DBRecoveryMode::AbsoluteConsistency
-                            | DBRecoveryMode::TolerateCorruptedTailRecords => {
-                                return Err(Error::Corruption(what));
-                            }
-                            DBRecoveryMode::PointInTime => {
-                                let size = fs.file_size(&path).unwrap_or(offset);
-                                let dropped = size.saturating_sub(offset);
-                                info!(log, "{what}; dropped it and the {dropped} bytes from it on");
-                                stats.damaged_ranges += 1;
-                                stats.bytes_dropped += dropped;
-                                lost_more_than_a_tail = true;
-                                stopped_at = Some(n);
-                                break;
-                            }
-                            DBRecoveryMode::SkipAnyCorruptedRecord => {
-                                info!(log, "{what}; skipped");
-                                stats.damaged_ranges += 1;
-                                lost_more_than_a_tail = true;
-                            }
+                        DBRecoveryMode::SkipAnyCorruptedRecord => {
+                            info!(log, "{why}; replayed anyway (salvage)");
+                        }
+                        DBRecoveryMode::PointInTime => {
+                            info!(log, "{why}; the replay stops before it");
+                            stopped = Some(why);
                         }
                     }
                 }
+                if stopped.is_none() {
+                    let outcome = replay.replay_log(manifest, &path, reader, stats)?;
+                    previous_replayed = Some(n);
+                    stats.logs_replayed += 1;
+                    if outcome.lost_more_than_a_tail {
+                        replay.set_aside.push(n);
+                    } else {
+                        replay.retired.push(n);
+                    }
+                    if mode == DBRecoveryMode::PointInTime && outcome.stopped {
+                        stopped = Some(format!("log {n} before it is damaged"));
+                        damaged_log = Some(n);
+                    }
+                    continue;
+                }
             }
-            for damage in reader.dropped() {
-                info!(log, "dropped {damage}");
-                stats.damaged_ranges += 1;
-                stats.bytes_dropped += damage.dropped_bytes;
-                lost_more_than_a_tail |= !damage.is_torn_tail();
-            }
-            if mode == DBRecoveryMode::PointInTime && reader.tail_report().is_some() {
-                stopped_at = Some(n);
-            }
-            stats.logs_replayed += 1;
-            if lost_more_than_a_tail {
+            // After the point in time: dropped whole, kept as evidence
+            // unless it holds nothing.
+            let size = fs
+                .file_size(&path)
+                .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+            if size > FILE_HEADER_LEN as u64 {
+                let why = stopped.as_deref().unwrap_or_default();
+                info!(
+                    log,
+                    "{}: not replayed, {size} bytes dropped: {why} (point-in-time recovery)",
+                    path.display()
+                );
+                stats.logs_dropped += 1;
+                stats.bytes_dropped += size;
                 replay.set_aside.push(n);
             } else {
                 replay.retired.push(n);
             }
         }
-        if !mem.is_empty() {
-            replay.flush(fs, dir, opts, manifest, &mut mem, log)?;
+        if !replay.mem.is_empty() {
+            replay.flush(manifest)?;
         }
         // The damage that cost whole later logs is evidence too, even when
         // it looks like a torn tail.
-        if let Some(stop) = stopped_at
+        if let Some(stop) = damaged_log
             && stats.logs_dropped > 0
             && let Some(i) = replay.retired.iter().position(|&n| n == stop)
         {
@@ -540,30 +565,85 @@ impl Replay {
         Ok(replay)
     }
 
+    /// Replays one log's records into the memtable, as the mode says.
+    fn replay_log(
+        &mut self,
+        manifest: &mut Manifest,
+        path: &Path,
+        mut reader: LogReader,
+        stats: &mut RecoveryStats,
+    ) -> Result<LogOutcome> {
+        let log = self.log;
+        let mut outcome = LogOutcome::default();
+        while let Some(record) = reader.next_record().map_err(|e| wal_error(path, e))? {
+            let checked = check_group(record, self.last_sequence);
+            let offset = reader.last_record_offset();
+            match checked {
+                Ok(Some((first, batch))) => {
+                    self.mem.rep.insert_batch(first, &batch, false);
+                    let last = first + batch.len() as u64 - 1;
+                    self.last_sequence = Some(last);
+                    self.next_sequence = self.next_sequence.max(last + 1);
+                    stats.records_replayed += 1;
+                    if self.mem.rep.memory_usage() >= self.opts.write_buffer_size {
+                        self.flush(manifest)?;
+                    }
+                }
+                Ok(None) => {}
+                Err(why) => {
+                    let what = format!("{}: record at offset {offset}: {why}", path.display());
+                    match self.opts.wal_recovery_mode {
+                        DBRecoveryMode::AbsoluteConsistency
+                        | DBRecoveryMode::TolerateCorruptedTailRecords => {
+                            return Err(Error::Corruption(what));
+                        }
+                        DBRecoveryMode::PointInTime => {
+                            let size = self.fs.file_size(path).unwrap_or(offset);
+                            let dropped = size.saturating_sub(offset);
+                            info!(log, "{what}; dropped it and the {dropped} bytes from it on");
+                            stats.damaged_ranges += 1;
+                            stats.bytes_dropped += dropped;
+                            outcome.lost_more_than_a_tail = true;
+                            outcome.stopped = true;
+                            return Ok(outcome);
+                        }
+                        DBRecoveryMode::SkipAnyCorruptedRecord => {
+                            info!(log, "{what}; skipped");
+                            stats.damaged_ranges += 1;
+                            outcome.lost_more_than_a_tail = true;
+                        }
+                    }
+                }
+            }
+        }
+        for damage in reader.dropped() {
+            info!(log, "dropped {damage}");
+            stats.damaged_ranges += 1;
+            stats.bytes_dropped += damage.dropped_bytes;
+            outcome.lost_more_than_a_tail |= !damage.is_torn_tail();
+        }
+        outcome.stopped |= reader.tail_report().is_some();
+        Ok(outcome)
+    }
+
     /// Writes the replayed memtable out as a level-0 table and starts an
     /// empty one.
-    fn flush(
-        &mut self,
-        fs: &dyn FileSystem,
-        dir: &Path,
-        opts: &Options,
-        manifest: &mut Manifest,
-        mem: &mut Memtable,
-        log: &InfoLog,
-    ) -> Result<()> {
-        mem.rep.mark_read_only();
+    fn flush(&mut self, manifest: &mut Manifest) -> Result<()> {
+        let opts = self.opts;
+        self.mem.rep.mark_read_only();
         let number = manifest.next_file_number;
         manifest.next_file_number += 1;
-        if let Some(table) = build_table(fs, dir, opts, number, mem.rep.clone().iter(), None)? {
+        let source = self.mem.rep.clone().iter();
+        if let Some(table) = build_table(self.fs, self.dir, opts, number, source, None)? {
             info!(
-                log,
+                self.log,
                 "recovery wrote table {number} ({} entries, {} bytes)",
                 table.meta.entries,
                 table.meta.file_size
             );
             self.tables.push(table);
         }
-        *mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
+        self.mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
         Ok(())
     }
 }

@@ -8,12 +8,19 @@
 //! file; [`DBRecoveryMode`] says what damage fails the open and what is
 //! dropped (and reported).
 //!
-//! # File format (version 1)
+//! # File format (version 2)
 //!
 //! ```text
-//! file   = "lsm-wal" version:u8(=1)  record*
+//! file   = "lsm-wal" version:u8(=2) previous_log:u64 LE  header_crc:u32 LE  record*
 //! record = length:u32 LE  payload_crc:u32 LE  header_crc:u32 LE  payload
 //! ```
+//!
+//! `previous_log` is the number of the log written before this one (0 when
+//! none is known): recovery follows the chain and notices a log missing
+//! from the middle, which sequence numbers alone cannot show (writes made
+//! without the log leave gaps in them); `header_crc` is the masked CRC32C of
+//! the 16 bytes before it. Version 1 has neither field; both versions are
+//! read.
 //!
 //! `payload_crc` is the masked CRC32C of the payload; `header_crc` the
 //! masked CRC32C of the 8 bytes before it (length and payload checksum), so a
@@ -58,10 +65,11 @@ use std::path::PathBuf;
 
 /// The first 7 bytes of every log file.
 pub const MAGIC: [u8; 7] = *b"lsm-wal";
-/// The format version this module writes and reads (byte 7 of the file).
-pub const FORMAT_VERSION: u8 = 1;
-/// Size of the file header (magic and version).
-pub const FILE_HEADER_LEN: usize = 8;
+/// The format version this module writes (byte 7 of the file); it reads
+/// this one and version 1.
+pub const FORMAT_VERSION: u8 = 2;
+/// Size of the file header (magic, version, previous log number, checksum).
+pub const FILE_HEADER_LEN: usize = 20;
 /// Size of a record header (length, payload checksum, header checksum).
 pub const RECORD_HEADER_LEN: usize = 12;
 /// Largest payload of one record.
@@ -139,8 +147,10 @@ pub enum DBRecoveryMode {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CorruptionKind {
-    /// The file is shorter than its 8-byte header, or the header is zeros.
+    /// The file is shorter than its header, or the header is zeros.
     TornFileHeader,
+    /// The file header fails its checksum.
+    FileHeaderChecksumMismatch,
     /// Fewer bytes are left than a record header needs.
     TornRecordHeader,
     /// A record header fails its checksum (damaged, or zeros/garbage).
@@ -190,6 +200,7 @@ impl fmt::Display for CorruptionKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::TornFileHeader => f.write_str("torn file header"),
+            Self::FileHeaderChecksumMismatch => f.write_str("file header checksum mismatch"),
             Self::TornRecordHeader => f.write_str("torn record header"),
             Self::HeaderChecksumMismatch => f.write_str("record header checksum mismatch"),
             Self::ShortRecord { length, available } => write!(
@@ -268,7 +279,7 @@ impl WalCorruption {
     /// let tail = read_all(zeros, DBRecoveryMode::PointInTime).unwrap().tail.unwrap();
     /// assert!(tail.zeroed && tail.is_torn_tail());
     /// let mut flipped = bytes;
-    /// flipped[8 + 12] ^= 1; // the payload of "one": "two" follows
+    /// flipped[20 + 12] ^= 1; // the payload of "one": "two" follows
     /// let damage = read_all(flipped, DBRecoveryMode::PointInTime).unwrap().tail.unwrap();
     /// assert!(!damage.is_torn_tail());
     /// ```
@@ -301,8 +312,8 @@ impl fmt::Display for WalCorruption {
 /// ```
 /// use lsm_demo::wal::{LogReader, DBRecoveryMode, WalError};
 /// use std::io;
-/// let err = LogReader::new(b"lsm-wal\x02".to_vec(), DBRecoveryMode::AbsoluteConsistency).unwrap_err();
-/// assert!(matches!(err, WalError::UnsupportedVersion { version: 2, .. }));
+/// let err = LogReader::new(b"lsm-wal\x03".to_vec(), DBRecoveryMode::AbsoluteConsistency).unwrap_err();
+/// assert!(matches!(err, WalError::UnsupportedVersion { version: 3, .. }));
 /// let err = LogReader::new(b"not a log".to_vec(), DBRecoveryMode::PointInTime).unwrap_err();
 /// assert!(matches!(err, WalError::BadMagic { file: None, .. }));
 /// // As an I/O error, anything but a failed read is `InvalidData`.
@@ -438,6 +449,24 @@ impl LogWriter {
     /// assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     /// ```
     pub fn new(file: Box<dyn WritableFile>) -> io::Result<Self> {
+        Self::with_previous(file, 0)
+    }
+
+    /// [`Self::new`] for a log that follows log `previous_log` (its number
+    /// goes into the file header, see [`LogReader::previous_log`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{DBRecoveryMode, LogReader, LogWriter};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// LogWriter::with_previous(fs.create(Path::new("000009.log")).unwrap(), 6).unwrap();
+    /// let r = LogReader::open(&fs, Path::new("000009.log"), DBRecoveryMode::PointInTime).unwrap();
+    /// assert_eq!(r.previous_log(), Some(6));
+    /// ```
+    pub fn with_previous(file: Box<dyn WritableFile>, previous_log: u64) -> io::Result<Self> {
         if file.size() != 0 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -451,6 +480,9 @@ impl LogWriter {
         let mut header = [0u8; FILE_HEADER_LEN];
         header[..MAGIC.len()].copy_from_slice(&MAGIC);
         header[MAGIC.len()] = FORMAT_VERSION;
+        header[MAGIC.len() + 1..16].copy_from_slice(&previous_log.to_le_bytes());
+        let crc = masked_crc(&[&header[..16]]);
+        header[16..].copy_from_slice(&crc.to_le_bytes());
         writer.append(&header)?;
         Ok(writer)
     }
@@ -679,7 +711,8 @@ mod tests {
         assert_eq!(all.records, records);
         assert_eq!(all.valid_len, bytes.len() as u64);
         assert!(all.tail.is_none());
-        assert_eq!(&bytes[..8], b"lsm-wal\x01");
+        assert_eq!(&bytes[..16], b"lsm-wal\x02\0\0\0\0\0\0\0\0");
+        assert_eq!(bytes[16..20], masked_crc(&[&bytes[..16]]).to_le_bytes());
     }
 
     #[test]
@@ -773,7 +806,7 @@ mod tests {
                 data.push(seed as u8);
             }
             if len > 8 && seed & 1 == 0 {
-                data[..8].copy_from_slice(b"lsm-wal\x01");
+                data[..8].copy_from_slice(b"lsm-wal\x02");
             }
             let _ = read_all(data.clone(), DBRecoveryMode::PointInTime);
             let _ = read_all(data, DBRecoveryMode::AbsoluteConsistency);

@@ -238,6 +238,33 @@ fn damage_in_an_older_log_stops_the_replay_there() {
 }
 
 #[test]
+fn a_log_missing_from_the_middle_stops_the_replay_before_the_gap() {
+    for mode in [
+        DBRecoveryMode::PointInTime,
+        DBRecoveryMode::AbsoluteConsistency,
+    ] {
+        let fs = FaultInjectionFs::new();
+        let (older, newer, _) = two_logs(&fs, MemtableKind::SkipList);
+        fs.remove_file(&older).unwrap();
+        let mut o = options();
+        o.set_wal_recovery_mode(mode);
+        if mode == DBRecoveryMode::AbsoluteConsistency {
+            let err = open(&fs, &o).unwrap_err();
+            assert!(
+                err.to_string().contains("follows log 1, which is missing"),
+                "{err}"
+            );
+            continue;
+        }
+        // Not k3 without the writes before it: nothing after the gap.
+        let db = open(&fs, &o).unwrap();
+        assert_eq!(contents(&db), map(&[]));
+        assert_eq!(db.stats().recovery.logs_dropped, 1);
+        assert!(!fs.exists(&newer) && fs.exists(&dir().join("lost/000003.log")));
+    }
+}
+
+#[test]
 fn each_recovery_mode_on_damage_in_an_older_log() {
     for mode in [
         DBRecoveryMode::AbsoluteConsistency,
@@ -285,7 +312,7 @@ fn a_torn_tail_is_dropped_in_every_mode_but_absolute_consistency() {
         // A crash in the middle of the next append.
         let log = dir().join("000001.log");
         let mut bytes = fs.read_file(&log).unwrap();
-        bytes.extend_from_within(8..20);
+        bytes.extend_from_within(20..32);
         write_file(&fs, &log, &bytes);
         let mut o = options();
         o.set_wal_recovery_mode(mode);
@@ -658,10 +685,10 @@ fn verify_names_a_damaged_log_record() {
     db.put_opt(b"b", b"2", &sync()).unwrap();
     drop(db);
     let log = dir().join("000001.log");
-    damage(&fs, &log, 8 + 12 + 3);
+    damage(&fs, &log, 20 + 12 + 3);
     let report = lsm_demo::repair::verify_with_fs(dir(), &fs).unwrap();
     assert_eq!(report.logs_checked, 1);
     assert_eq!(report.damaged.len(), 1, "{report}");
-    assert!(report.damaged[0].1.contains("offset 8"), "{report}");
+    assert!(report.damaged[0].1.contains("offset 20"), "{report}");
     assert!(report.to_string().ends_with("DAMAGED"));
 }

@@ -9,6 +9,9 @@ use super::{
     CorruptionKind, DBRecoveryMode, FILE_HEADER_LEN, FORMAT_VERSION, MAGIC, RECORD_HEADER_LEN,
     WalCorruption, WalError,
 };
+
+/// The file header of a version-1 log: magic and version.
+const V1_FILE_HEADER_LEN: usize = 8;
 use crate::env::{FileSystem, RandomAccessFile};
 use crate::table::coding::{VERIFY_CHECKSUMS, mask_crc, masked_crc, read_u32_le};
 
@@ -62,6 +65,9 @@ pub struct LogReader {
     dropped: Vec<WalCorruption>,
     done: bool,
     record_offset: u64,
+    /// Where records start: after the file header of its version.
+    records_start: u64,
+    previous_log: Option<u64>,
 }
 
 impl LogReader {
@@ -138,6 +144,8 @@ impl LogReader {
             dropped: Vec::new(),
             done: false,
             record_offset: 0,
+            records_start: FILE_HEADER_LEN as u64,
+            previous_log: None,
         };
         if len == 0 {
             reader.done = true;
@@ -149,25 +157,47 @@ impl LogReader {
             .source
             .read_exact_at(0, &mut header[..have])
             .map_err(|e| reader.io_error(e))?;
-        if have < FILE_HEADER_LEN || header.iter().all(|&b| b == 0) {
+        let version = header[MAGIC.len()];
+        let header_len = if version == 1 {
+            V1_FILE_HEADER_LEN
+        } else {
+            FILE_HEADER_LEN
+        };
+        if have < V1_FILE_HEADER_LEN || header[..have].iter().all(|&b| b == 0) {
             // Shorter than a header, or zeros: a file whose header was
             // never durably written.
             reader.damaged(CorruptionKind::TornFileHeader)?;
             return Ok(reader);
         }
+        let mut found = [0u8; V1_FILE_HEADER_LEN];
+        found.copy_from_slice(&header[..V1_FILE_HEADER_LEN]);
         if header[..MAGIC.len()] != MAGIC {
             return Err(WalError::BadMagic {
                 file: reader.file,
-                found: header,
+                found,
             });
         }
-        if header[MAGIC.len()] != FORMAT_VERSION {
+        if version != FORMAT_VERSION && version != 1 {
             return Err(WalError::UnsupportedVersion {
                 file: reader.file,
-                version: header[MAGIC.len()],
+                version,
             });
         }
-        reader.pos = FILE_HEADER_LEN as u64;
+        reader.records_start = header_len as u64;
+        if have < header_len {
+            reader.damaged(CorruptionKind::TornFileHeader)?;
+            return Ok(reader);
+        }
+        if version == FORMAT_VERSION {
+            let stored = read_u32_le(&header, 16).unwrap_or_default();
+            if masked_crc(&[&header[..16]]) != stored && VERIFY_CHECKSUMS {
+                reader.damaged(CorruptionKind::FileHeaderChecksumMismatch)?;
+                return Ok(reader);
+            }
+            let previous = header[MAGIC.len() + 1..16].try_into().expect("8 bytes");
+            reader.previous_log = Some(u64::from_le_bytes(previous));
+        }
+        reader.pos = header_len as u64;
         Ok(reader)
     }
 
@@ -235,7 +265,7 @@ impl LogReader {
     /// (both checksums valid), if any. Reads the file in chunks.
     fn find_record(&self, from: u64) -> io::Result<Option<u64>> {
         let header_len = RECORD_HEADER_LEN as u64;
-        let mut at = from.max(FILE_HEADER_LEN as u64);
+        let mut at = from.max(self.records_start);
         let mut window = vec![0u8; SCAN_CHUNK + RECORD_HEADER_LEN - 1];
         while at + header_len <= self.len {
             let n = ((self.len - at) as usize).min(window.len());
@@ -317,7 +347,7 @@ impl LogReader {
     /// # log.add_record(b"c").unwrap();
     ///
     /// let mut bytes = fs.read_file(Path::new("l")).unwrap();
-    /// bytes[8 + 12 + 1 + 12] ^= 1; // damage the payload of "b"
+    /// bytes[20 + 12 + 1 + 12] ^= 1; // damage the payload of "b"
     /// let mut r = LogReader::new(bytes.clone(), DBRecoveryMode::AbsoluteConsistency).unwrap();
     /// assert_eq!(r.next_record().unwrap(), Some(&b"a"[..]));
     /// assert!(r.next_record().is_err()); // the damage, reported once
@@ -431,6 +461,27 @@ impl LogReader {
         self.dropped.first()
     }
 
+    /// The number of the log written before this one, from the file header
+    /// (0 when the writer knew none); `None` for a version-1 log or a torn
+    /// header.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{DBRecoveryMode, LogReader, LogWriter};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+    /// let bytes = fs.read_file(Path::new("l")).unwrap();
+    /// assert_eq!(LogReader::new(bytes, DBRecoveryMode::PointInTime).unwrap().previous_log(), Some(0));
+    /// let v1 = b"lsm-wal\x01".to_vec();
+    /// assert_eq!(LogReader::new(v1, DBRecoveryMode::PointInTime).unwrap().previous_log(), None);
+    /// ```
+    pub fn previous_log(&self) -> Option<u64> {
+        self.previous_log
+    }
+
     /// Every stretch of damage dropped so far, in file order.
     ///
     /// # Examples
@@ -445,13 +496,13 @@ impl LogReader {
     /// # for r in [b"a", b"b", b"c"] { log.add_record(r).unwrap(); }
     ///
     /// let mut bytes = fs.read_file(Path::new("l")).unwrap();
-    /// bytes[8 + 12] ^= 1; // the payload of "a"
-    /// bytes[8 + 2 * (12 + 1) + 12] ^= 1; // the payload of "c"
+    /// bytes[20 + 12] ^= 1; // the payload of "a"
+    /// bytes[20 + 2 * (12 + 1) + 12] ^= 1; // the payload of "c"
     /// let mut r = LogReader::new(bytes, DBRecoveryMode::SkipAnyCorruptedRecord).unwrap();
     /// assert_eq!(r.next_record().unwrap(), Some(&b"b"[..]));
     /// assert_eq!(r.next_record().unwrap(), None);
     /// let offsets: Vec<u64> = r.dropped().iter().map(|d| d.offset).collect();
-    /// assert_eq!(offsets, [8, 8 + 2 * 13]);
+    /// assert_eq!(offsets, [20, 20 + 2 * 13]);
     /// ```
     pub fn dropped(&self) -> &[WalCorruption] {
         &self.dropped
