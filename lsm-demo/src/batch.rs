@@ -326,6 +326,26 @@ pub(crate) fn group_header(first_seq: u64, count: u32) -> [u8; GROUP_HEADER_LEN]
     h
 }
 
+/// The length of a log trailer record.
+pub(crate) const LOG_TRAILER_LEN: usize = GROUP_HEADER_LEN + 8;
+
+/// The last record of a log the engine moved on from: the number of the log
+/// that follows. It has the shape of a group header with a first sequence
+/// (0) and a count (`u32::MAX`) no group has, then the log number.
+pub(crate) fn log_trailer(next_log: u64) -> [u8; LOG_TRAILER_LEN] {
+    let mut t = [0; LOG_TRAILER_LEN];
+    t[..GROUP_HEADER_LEN].copy_from_slice(&group_header(0, u32::MAX));
+    t[GROUP_HEADER_LEN..].copy_from_slice(&next_log.to_le_bytes());
+    t
+}
+
+/// The next log named by a trailer record, or `None` for any other record.
+pub(crate) fn decode_log_trailer(record: &[u8]) -> Option<u64> {
+    let (header, next) = record.split_at_checked(GROUP_HEADER_LEN)?;
+    let next: [u8; 8] = next.try_into().ok()?;
+    (header == group_header(0, u32::MAX)).then_some(u64::from_le_bytes(next))
+}
+
 /// Decodes a group's log record: first sequence, count, and the operations.
 pub(crate) fn decode_group(record: &[u8]) -> Result<(u64, Vec<BatchOp<'_>>), BadRecord> {
     if record.len() < GROUP_HEADER_LEN {
@@ -346,6 +366,19 @@ pub(crate) fn decode_group(record: &[u8]) -> Result<(u64, Vec<BatchOp<'_>>), Bad
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_trailers_are_no_group() {
+        let t = log_trailer(77);
+        assert_eq!(decode_log_trailer(&t), Some(77));
+        assert!(decode_group(&t).is_err());
+        let mut group = group_header(5, 1).to_vec();
+        let mut batch = WriteBatch::new();
+        batch.put(b"k", b"v");
+        group.extend_from_slice(batch.records());
+        assert_eq!(decode_log_trailer(&group), None);
+        assert_eq!(decode_log_trailer(&t[..LOG_TRAILER_LEN - 1]), None);
+    }
 
     #[test]
     fn group_record_round_trips() {

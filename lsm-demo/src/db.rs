@@ -1627,7 +1627,9 @@ impl Shared {
             return Err(cause);
         }
         info!(self.info_log, "resuming after: {cause}");
-        if self.log.lock().expect("log").writer.is_none() {
+        let log_broken =
+            (self.log.lock().expect("log").writer.as_ref()).is_none_or(LogWriter::is_failed);
+        if log_broken {
             self.install_new_log(&mut st)?;
         }
         drop(st);
@@ -1727,18 +1729,28 @@ impl Shared {
         {
             let mut log = self.log.lock().expect("log");
             let old_number = log.number;
-            if let Some(old) = log.writer.as_mut() {
-                // Unsynced writes of the old log must be durable once a later
-                // synced write in the new log is.
-                old.sync().map_err(|e| {
-                    Error::io(
-                        format!("syncing {}", log_path(&self.dir, old_number).display()),
-                        e,
-                    )
-                })?;
-            }
+            // The new log's header first: once the old log ends with its
+            // trailer, no record may follow it there.
             let writer = LogWriter::with_previous(file, old_number)
                 .map_err(|e| Error::io(format!("starting {}", path.display()), e))?;
+            // A failed writer (see `resume`) takes no trailer: its log is
+            // retired before any write reaches the new one.
+            if let Some(old) = log.writer.as_mut().filter(|w| !w.is_failed()) {
+                // The old log ends with a trailer naming the new one, so a
+                // replay can tell a complete log from one cut short. Its
+                // unsynced writes must be durable once a later synced write
+                // in the new log is. A failure leaves the old writer
+                // refusing writes (it fails for good after any error).
+                let trailer = crate::batch::log_trailer(number);
+                old.add_record(&trailer)
+                    .and_then(|()| old.sync())
+                    .map_err(|e| {
+                        Error::io(
+                            format!("ending {}", log_path(&self.dir, old_number).display()),
+                            e,
+                        )
+                    })?;
+            }
             log.writer = Some(writer);
             log.number = number;
         }

@@ -33,7 +33,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::batch::{BatchOp, WriteBatch, decode_group};
+use crate::batch::{BatchOp, WriteBatch, decode_group, decode_log_trailer};
 use crate::env::{FileLock, FileSystem};
 use crate::error::{Error, Result};
 use crate::filename::{
@@ -420,6 +420,8 @@ struct LogOutcome {
     lost_more_than_a_tail: bool,
     /// Damage ended the log's replay before its end.
     stopped: bool,
+    /// The next log, as named by the log's trailer.
+    trailer: Option<u64>,
 }
 
 /// Why log `path`, whose header names `previous` as the log before it,
@@ -444,6 +446,35 @@ fn chain_break(
             path.display()
         )
     })
+}
+
+/// Why a log that is not damaged in itself still ends the point in time:
+/// one followed by another log (`next`) must end with a trailer naming it,
+/// and a trailer in the last log names a log that is missing. Logs of
+/// format version 1 have no trailers. `None` when all is well, or when
+/// damage already ended the log's replay.
+fn unfinished(
+    path: &Path,
+    version: Option<u8>,
+    outcome: &LogOutcome,
+    next: Option<u64>,
+) -> Option<String> {
+    if outcome.stopped || version == Some(1) {
+        return None;
+    }
+    let path = path.display();
+    match (next, outcome.trailer) {
+        (Some(_), None) => Some(format!(
+            "{path} ends without the trailer that names the next log: it was cut short"
+        )),
+        (Some(next), Some(named)) if named != next => Some(format!(
+            "{path} names log {named} as the next one, but log {next} follows it"
+        )),
+        (None, Some(named)) => Some(format!(
+            "{path} names log {named} as the next one, which is missing"
+        )),
+        _ => None,
+    }
 }
 
 /// Replaying the logs: where their records go, and what came of it.
@@ -493,7 +524,7 @@ impl<'a> Replay<'a> {
         let mut stopped: Option<String> = None;
         let mut damaged_log = None;
         let mut previous_replayed: Option<u64> = None;
-        for &n in logs {
+        for (i, &n) in logs.iter().enumerate() {
             let path = log_path(dir, n);
             if stopped.is_none() {
                 let reader = LogReader::open(fs, &path, mode).map_err(|e| wal_error(&path, e))?;
@@ -516,9 +547,44 @@ impl<'a> Replay<'a> {
                     }
                 }
                 if stopped.is_none() {
-                    let outcome = replay.replay_log(manifest, &path, reader, stats)?;
+                    let version = reader.version();
+                    let mut outcome = replay.replay_log(manifest, &path, reader, stats)?;
                     previous_replayed = Some(n);
                     stats.logs_replayed += 1;
+                    let next = logs.get(i + 1).copied();
+                    if let Some(next) = next
+                        && outcome.stopped
+                        && mode == DBRecoveryMode::TolerateCorruptedTailRecords
+                    {
+                        // Only the last log can have a torn tail: a switch
+                        // to a new log syncs the old one first.
+                        return Err(Error::Corruption(format!(
+                            "{}: damaged before its end, and log {next} follows it",
+                            path.display()
+                        )));
+                    }
+                    if let Some(why) = unfinished(&path, version, &outcome, next) {
+                        match mode {
+                            DBRecoveryMode::AbsoluteConsistency
+                            | DBRecoveryMode::TolerateCorruptedTailRecords => {
+                                return Err(Error::Corruption(why));
+                            }
+                            DBRecoveryMode::SkipAnyCorruptedRecord => {
+                                info!(log, "{why}; going on (salvage)");
+                            }
+                            DBRecoveryMode::PointInTime => {
+                                info!(log, "{why}");
+                                if next.is_none() {
+                                    // The lost log came last: what was
+                                    // replayed is a point in time already.
+                                    stats.logs_dropped += 1;
+                                } else {
+                                    outcome.lost_more_than_a_tail = true;
+                                    outcome.stopped = true;
+                                }
+                            }
+                        }
+                    }
                     if outcome.lost_more_than_a_tail {
                         replay.set_aside.push(n);
                     } else {
@@ -576,7 +642,14 @@ impl<'a> Replay<'a> {
         let log = self.log;
         let mut outcome = LogOutcome::default();
         while let Some(record) = reader.next_record().map_err(|e| wal_error(path, e))? {
-            let checked = check_group(record, self.last_sequence);
+            if let Some(next) = decode_log_trailer(record) {
+                outcome.trailer = Some(next);
+                continue;
+            }
+            let checked = match outcome.trailer {
+                Some(next) => Err(format!("a record after the trailer naming log {next}")),
+                None => check_group(record, self.last_sequence),
+            };
             let offset = reader.last_record_offset();
             match checked {
                 Ok(Some((first, batch))) => {

@@ -348,6 +348,9 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
             &path,
             DBRecoveryMode::SkipAnyCorruptedRecord,
             |record| {
+                if crate::batch::decode_log_trailer(record).is_some() {
+                    return Ok(());
+                }
                 match check_group(record, last_replayed) {
                     Ok(Some((first, batch))) => {
                         mem.rep.insert_batch(first, &batch, false);

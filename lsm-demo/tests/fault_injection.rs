@@ -26,6 +26,9 @@ use std::time::{Duration, Instant};
 use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
 use lsm_demo::{DB, Error, IteratorMode, MemtableKind, Options, WriteBatch, WriteOptions};
 
+mod common;
+use common::GatedTables;
+
 const DIR: &str = "/fault-injection/db";
 
 type State = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -1051,109 +1054,6 @@ fn a_custom_file_system_is_the_only_one_used() {
         DB::open_with_fs(&o, file, Arc::new(fs.clone())),
         Err(Error::NotADirectory(_))
     ));
-}
-
-/// A file system that holds the creation of table files until the test
-/// lets them through, so a test can make flushes fall behind.
-#[derive(Debug, Clone)]
-struct GatedTables {
-    inner: FaultInjectionFs,
-    gate: Arc<(std::sync::Mutex<Gate>, std::sync::Condvar)>,
-}
-
-#[derive(Debug, Default)]
-struct Gate {
-    open: bool,
-    permits: u32,
-    waiting: u32,
-}
-
-impl GatedTables {
-    fn new(inner: FaultInjectionFs) -> Self {
-        GatedTables {
-            inner,
-            gate: Arc::default(),
-        }
-    }
-
-    /// Lets `n` more table files be created.
-    fn permit(&self, n: u32) {
-        let (m, cv) = &*self.gate;
-        m.lock().unwrap().permits += n;
-        cv.notify_all();
-    }
-
-    /// Lets every table file through from now on.
-    fn open_gate(&self) {
-        let (m, cv) = &*self.gate;
-        m.lock().unwrap().open = true;
-        cv.notify_all();
-    }
-
-    /// Whether a table creation is held at the gate.
-    fn holding(&self) -> bool {
-        self.gate.0.lock().unwrap().waiting > 0
-    }
-}
-
-impl FileSystem for GatedTables {
-    fn create_dir_all(&self, path: &Path) -> std::io::Result<()> {
-        self.inner.create_dir_all(path)
-    }
-    fn create(&self, path: &Path) -> std::io::Result<Box<dyn lsm_demo::env::WritableFile>> {
-        if path.extension().is_some_and(|e| e == "sst") {
-            let (m, cv) = &*self.gate;
-            let mut g = m.lock().unwrap();
-            g.waiting += 1;
-            while !g.open && g.permits == 0 {
-                g = cv.wait(g).unwrap();
-            }
-            g.waiting -= 1;
-            if !g.open {
-                g.permits -= 1;
-            }
-        }
-        self.inner.create(path)
-    }
-    fn open_append(&self, path: &Path) -> std::io::Result<Box<dyn lsm_demo::env::WritableFile>> {
-        self.inner.open_append(path)
-    }
-    fn open_random(
-        &self,
-        path: &Path,
-    ) -> std::io::Result<Arc<dyn lsm_demo::env::RandomAccessFile>> {
-        self.inner.open_random(path)
-    }
-    fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
-        self.inner.read_file(path)
-    }
-    fn file_size(&self, path: &Path) -> std::io::Result<u64> {
-        self.inner.file_size(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
-        self.inner.remove_file(path)
-    }
-    fn remove_dir(&self, path: &Path) -> std::io::Result<()> {
-        self.inner.remove_dir(path)
-    }
-    fn list_dir(&self, path: &Path) -> std::io::Result<Vec<String>> {
-        self.inner.list_dir(path)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-    fn is_dir(&self, path: &Path) -> bool {
-        self.inner.is_dir(path)
-    }
-    fn sync_dir(&self, path: &Path) -> std::io::Result<()> {
-        self.inner.sync_dir(path)
-    }
-    fn lock(&self, path: &Path) -> std::io::Result<Box<dyn lsm_demo::env::FileLock>> {
-        self.inner.lock(path)
-    }
 }
 
 /// Flushes fall behind (two frozen memtables wait, writes stall), then one

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
 use lsm_demo::manifest::{FileMeta, Manifest, read_manifest, write_manifest};
+
+mod common;
+use common::{GatedTables, restore_into, snapshot};
 use lsm_demo::{
     DB, DBRecoveryMode, Error, ErrorKind, IteratorMode, MemtableKind, Options, WriteOptions,
 };
@@ -147,36 +150,38 @@ fn unrelated_files_do_not_stop_a_new_database_and_are_kept() {
 /// A database whose directory holds two logs to replay: the state after a
 /// crash while a frozen memtable waited for its flush. The older log holds
 /// `k1=old`, `k2=old`, then a delete of `k1`; the newer one `k3=new`.
-/// Returns the byte offset of the delete's record in the older log.
+/// Returns both logs and the byte offset of the delete's record in the
+/// older one.
 fn two_logs(fs: &FaultInjectionFs, kind: MemtableKind) -> (PathBuf, PathBuf, u64) {
+    let inner = FaultInjectionFs::new();
+    let gated = GatedTables::new(inner.clone());
     let mut o = options();
     o.set_memtable_kind(kind);
-    let db = open(fs, &o).unwrap();
+    let db = DB::open_with_fs(&o, DIR, Arc::new(gated.clone())).unwrap();
     db.put_opt(b"k1", b"old", &sync()).unwrap();
     db.put_opt(b"k2", b"old", &sync()).unwrap();
-    let delete_at = fs.file_size(&dir().join("000001.log")).unwrap();
+    let (older, newer) = (dir().join("000001.log"), dir().join("000002.log"));
+    let delete_at = inner.file_size(&older).unwrap();
     db.delete_opt(b"k1", &sync()).unwrap();
-    drop(db);
-    let older = fs.read_file(&dir().join("000001.log")).unwrap();
-    let manifest = read_manifest(fs, dir()).unwrap().unwrap();
-    assert_eq!(manifest.log_number, 1);
-    // The next open replays log 1 into a table and writes to log 3.
-    let db = open(fs, &o).unwrap();
-    db.put_opt(b"k3", b"new", &sync()).unwrap();
-    drop(db);
-    let newer = fs.read_file(&dir().join("000003.log")).unwrap();
-    // Put the directory back as if that replay had not happened: the old
-    // manifest, both logs, no table.
-    for name in fs.list_dir(dir()).unwrap() {
-        if name.ends_with(".sst") || name.ends_with(".log") {
-            fs.remove_file(&dir().join(name)).unwrap();
+    let files = std::thread::scope(|s| {
+        // The flush moves on to log 2, then waits with its table unwritten.
+        let flush = s.spawn(|| db.flush());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !gated.holding() {
+            assert!(Instant::now() < deadline, "the flush did not start");
+            std::thread::sleep(Duration::from_millis(1));
         }
-    }
-    write_manifest(fs, dir(), &manifest).unwrap();
-    let (old_path, new_path) = (dir().join("000001.log"), dir().join("000003.log"));
-    write_file(fs, &old_path, &older);
-    write_file(fs, &new_path, &newer);
-    (old_path, new_path, delete_at)
+        db.put_opt(b"k3", b"new", &sync()).unwrap();
+        let files = snapshot(&inner, dir());
+        gated.open_gate();
+        flush.join().unwrap().unwrap();
+        files
+    });
+    drop(db);
+    restore_into(fs, &files);
+    assert_eq!(read_manifest(fs, dir()).unwrap().unwrap().log_number, 1);
+    assert!(fs.exists(&older) && fs.exists(&newer));
+    (older, newer, delete_at)
 }
 
 #[test]
@@ -217,10 +222,10 @@ fn damage_in_an_older_log_stops_the_replay_there() {
         let lost = dir().join("lost");
         assert_eq!(
             recovery.files_set_aside,
-            [lost.join("000001.log"), lost.join("000003.log")]
+            [lost.join("000001.log"), lost.join("000002.log")]
         );
         assert!(!fs.exists(&older) && !fs.exists(&newer));
-        assert!(fs.exists(&lost.join("000003.log")));
+        assert!(fs.exists(&lost.join("000002.log")));
         let log = info_log(&fs);
         assert!(
             log.contains("000001.log") && log.contains("payload checksum"),
@@ -260,7 +265,7 @@ fn a_log_missing_from_the_middle_stops_the_replay_before_the_gap() {
         let db = open(&fs, &o).unwrap();
         assert_eq!(contents(&db), map(&[]));
         assert_eq!(db.stats().recovery.logs_dropped, 1);
-        assert!(!fs.exists(&newer) && fs.exists(&dir().join("lost/000003.log")));
+        assert!(!fs.exists(&newer) && fs.exists(&dir().join("lost/000002.log")));
     }
 }
 
@@ -563,7 +568,7 @@ fn destroy_deletes_the_database_files_and_nothing_else() {
         Err(Error::Locked(_))
     ));
     drop(db);
-    assert!(fs.exists(&dir().join("lost/000003.log")));
+    assert!(fs.exists(&dir().join("lost/000002.log")));
     write_file(&fs, &dir().join("notes.txt"), b"mine");
     write_file(&fs, &dir().join("lost/readme"), b"mine too");
     DB::destroy_with_fs(&options(), DIR, arc.clone()).unwrap();

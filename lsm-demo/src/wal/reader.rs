@@ -68,6 +68,8 @@ pub struct LogReader {
     /// Where records start: after the file header of its version.
     records_start: u64,
     previous_log: Option<u64>,
+    /// The format version of an intact file header.
+    version: Option<u8>,
 }
 
 impl LogReader {
@@ -146,6 +148,7 @@ impl LogReader {
             record_offset: 0,
             records_start: FILE_HEADER_LEN as u64,
             previous_log: None,
+            version: None,
         };
         if len == 0 {
             reader.done = true;
@@ -197,6 +200,7 @@ impl LogReader {
             let previous = header[MAGIC.len() + 1..16].try_into().expect("8 bytes");
             reader.previous_log = Some(u64::from_le_bytes(previous));
         }
+        reader.version = Some(version);
         reader.pos = header_len as u64;
         Ok(reader)
     }
@@ -480,6 +484,27 @@ impl LogReader {
     /// ```
     pub fn previous_log(&self) -> Option<u64> {
         self.previous_log
+    }
+
+    /// The format version of the file header, `None` for an empty file or a
+    /// damaged header.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{DBRecoveryMode, LogReader, FORMAT_VERSION};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::wal::LogWriter;
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// # LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+    /// let bytes = fs.read_file(Path::new("l")).unwrap();
+    /// let r = LogReader::new(bytes, DBRecoveryMode::PointInTime).unwrap();
+    /// assert_eq!(r.version(), Some(FORMAT_VERSION));
+    /// assert_eq!(LogReader::new(Vec::new(), DBRecoveryMode::PointInTime).unwrap().version(), None);
+    /// ```
+    pub fn version(&self) -> Option<u8> {
+        self.version
     }
 
     /// Every stretch of damage dropped so far, in file order.

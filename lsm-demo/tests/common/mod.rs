@@ -1,0 +1,150 @@
+//! Helpers shared by the integration tests.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use lsm_demo::env::{FaultInjectionFs, FileSystem};
+
+/// A file system that holds the creation of table files until the test
+/// lets them through, so a test can make flushes fall behind.
+#[derive(Debug, Clone)]
+pub struct GatedTables {
+    inner: FaultInjectionFs,
+    gate: Arc<(std::sync::Mutex<Gate>, std::sync::Condvar)>,
+}
+
+#[derive(Debug, Default)]
+pub struct Gate {
+    open: bool,
+    permits: u32,
+    waiting: u32,
+}
+
+impl GatedTables {
+    pub fn new(inner: FaultInjectionFs) -> Self {
+        GatedTables {
+            inner,
+            gate: Arc::default(),
+        }
+    }
+
+    /// Lets `n` more table files be created.
+    #[allow(dead_code)] // not every test file uses it
+    pub fn permit(&self, n: u32) {
+        let (m, cv) = &*self.gate;
+        m.lock().unwrap().permits += n;
+        cv.notify_all();
+    }
+
+    /// Holds table files again from now on (none permitted).
+    #[allow(dead_code)] // not every test file uses it
+    pub fn close_gate(&self) {
+        let (m, _) = &*self.gate;
+        let mut g = m.lock().unwrap();
+        g.open = false;
+        g.permits = 0;
+    }
+
+    /// Lets every table file through from now on.
+    pub fn open_gate(&self) {
+        let (m, cv) = &*self.gate;
+        m.lock().unwrap().open = true;
+        cv.notify_all();
+    }
+
+    /// Whether a table creation is held at the gate.
+    pub fn holding(&self) -> bool {
+        self.gate.0.lock().unwrap().waiting > 0
+    }
+}
+
+impl FileSystem for GatedTables {
+    fn create_dir_all(&self, path: &Path) -> std::io::Result<()> {
+        self.inner.create_dir_all(path)
+    }
+    fn create(&self, path: &Path) -> std::io::Result<Box<dyn lsm_demo::env::WritableFile>> {
+        if path.extension().is_some_and(|e| e == "sst") {
+            let (m, cv) = &*self.gate;
+            let mut g = m.lock().unwrap();
+            g.waiting += 1;
+            while !g.open && g.permits == 0 {
+                g = cv.wait(g).unwrap();
+            }
+            g.waiting -= 1;
+            if !g.open {
+                g.permits -= 1;
+            }
+        }
+        self.inner.create(path)
+    }
+    fn open_append(&self, path: &Path) -> std::io::Result<Box<dyn lsm_demo::env::WritableFile>> {
+        self.inner.open_append(path)
+    }
+    fn open_random(
+        &self,
+        path: &Path,
+    ) -> std::io::Result<Arc<dyn lsm_demo::env::RandomAccessFile>> {
+        self.inner.open_random(path)
+    }
+    fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        self.inner.read_file(path)
+    }
+    fn file_size(&self, path: &Path) -> std::io::Result<u64> {
+        self.inner.file_size(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        self.inner.remove_file(path)
+    }
+    fn remove_dir(&self, path: &Path) -> std::io::Result<()> {
+        self.inner.remove_dir(path)
+    }
+    fn list_dir(&self, path: &Path) -> std::io::Result<Vec<String>> {
+        self.inner.list_dir(path)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        self.inner.is_dir(path)
+    }
+    fn sync_dir(&self, path: &Path) -> std::io::Result<()> {
+        self.inner.sync_dir(path)
+    }
+    fn lock(&self, path: &Path) -> std::io::Result<Box<dyn lsm_demo::env::FileLock>> {
+        self.inner.lock(path)
+    }
+}
+
+/// Every file under a directory, with its bytes.
+pub type Snapshot = BTreeMap<PathBuf, Vec<u8>>;
+
+/// The files under `dir` (subdirectories included) as they are now.
+#[allow(dead_code)] // not every test file uses it
+pub fn snapshot(fs: &FaultInjectionFs, dir: &Path) -> Snapshot {
+    let mut out = Snapshot::new();
+    for name in fs.list_dir(dir).unwrap() {
+        let path = dir.join(&name);
+        if fs.is_dir(&path) {
+            out.extend(snapshot(fs, &path));
+        } else {
+            out.insert(path.clone(), fs.read_file(&path).unwrap());
+        }
+    }
+    out
+}
+
+/// Writes `files` into `fs`, durably.
+#[allow(dead_code)] // not every test file uses it
+pub fn restore_into(fs: &FaultInjectionFs, files: &Snapshot) {
+    for (path, bytes) in files {
+        fs.create_dir_all(path.parent().unwrap()).unwrap();
+        let mut f = fs.create(path).unwrap();
+        f.append(bytes).unwrap();
+        f.sync().unwrap();
+        fs.sync_dir(path.parent().unwrap()).unwrap();
+    }
+}
