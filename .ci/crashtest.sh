@@ -5,8 +5,9 @@
 # reopens the database, verifies every key and a full scan, and repeats.
 #
 # Both variants run: --sync=1 and --sync=0. Under SIGKILL the OS keeps what
-# the engine wrote, so no acknowledged write may be lost in either; losing an
-# unsynced tail on power loss is tested by lsm-demo/tests/fault_injection.rs.
+# the engine wrote, so no acknowledged write may be lost in either. Then
+# --power_loss=1 cuts the power instead (in-process, fault-injecting file
+# system): every synced write must survive.
 # Short kills (--max_run_ms=60) land in open and recovery.
 #
 # CI: about 50 kills in total, well under 2 minutes once built.
@@ -38,6 +39,10 @@ for sync in 1 0; do
   run --sync=$sync --kills=$((kills / 2)) --max_run_ms="$max_run_ms" --memtablerep=vector
   run --sync=$sync --kills=$((kills / 2)) --max_run_ms=60 --memtablerep=skip_list
 done
+# Power losses in the process, over the fault-injecting file system: synced
+# writes must all come back after every unsynced byte is dropped or torn.
+run --power_loss=1 --kills=$((kills * 3)) --max_run_ms=200 --memtablerep=skip_list
+run --power_loss=1 --kills=$((kills * 3)) --max_run_ms=200 --memtablerep=vector
 echo
 echo "=== crashtest summary ($(($(date +%s) - started)) s)"
 cat "$summary"

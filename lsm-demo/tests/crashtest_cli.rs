@@ -1,6 +1,7 @@
 //! The `stress` and `crashtest` subcommands end to end: a few kills with and
-//! without sync lose nothing, a tampered expected state is caught, and
-//! out-of-range flags are refused with the flag named.
+//! without sync, and a few simulated power losses, lose nothing; a tampered
+//! expected state is caught; out-of-range flags are refused with the flag
+//! named.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -42,6 +43,32 @@ fn a_few_kills_lose_no_acknowledged_write() {
             "{all}"
         );
     }
+}
+
+#[test]
+fn power_losses_lose_no_synced_write() {
+    for memtable in ["--memtablerep=skip_list", "--memtablerep=vector"] {
+        let out = lsm_demo(&[
+            "crashtest",
+            "--power_loss=1",
+            "--kills=6",
+            "--max_run_ms=80",
+            "--keys=500",
+            "--threads=3",
+            "--seed=5",
+            memtable,
+        ]);
+        let all = text(&out);
+        assert!(out.status.success(), "{all}");
+        assert!(
+            all.contains("6 power losses survived") && all.contains("acknowledged writes lost: 0"),
+            "{all}"
+        );
+        assert!(all.contains("unsynced bytes torn") && all.contains("unsynced bytes dropped"), "{all}");
+    }
+    let out = lsm_demo(&["crashtest", "--power_loss=1", "--sync=0"]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("--power_loss needs --sync=1"));
 }
 
 /// Sets key `k`'s expected value id in the expected-state file.

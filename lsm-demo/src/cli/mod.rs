@@ -4,6 +4,7 @@ use std::path::Path;
 
 pub mod admin;
 pub mod bench;
+pub mod power_loss;
 pub mod stress;
 
 /// `--db` may name a missing or empty directory, or a database of ours,

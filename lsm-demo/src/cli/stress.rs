@@ -18,10 +18,9 @@
 //!
 //! `crashtest` kills with SIGKILL: the process dies, the operating system
 //! keeps every byte the engine handed to `write`. So acknowledged writes
-//! must all survive, with `--sync=1` and with `--sync=0` alike. What a power
-//! loss does to unsynced writes (only a tail may go) is checked by the
-//! `FaultInjectionFs` tests in `tests/fault_injection.rs`, which can drop
-//! unsynced bytes.
+//! must all survive, with `--sync=1` and with `--sync=0` alike.
+//! `crashtest --power_loss=1` loses power instead (see `power_loss.rs`):
+//! only synced writes must survive.
 //!
 //! Besides each key's value, verification scans the whole database: every
 //! key must be one of the stress keys and hold a well-formed value equal to
@@ -85,7 +84,7 @@ pub const MAX_KEYS: u32 = 10_000_000;
 /// Longest `--max_run_ms` of `crashtest` (a stress child runs an hour).
 pub const MAX_RUN_MS: u64 = 3_600_000;
 
-fn check_workload(threads: usize, keys: u32) -> Result<(), String> {
+pub(crate) fn check_workload(threads: usize, keys: u32) -> Result<(), String> {
     if threads == 0 || threads > MAX_THREADS {
         return Err(format!("--threads={threads} is outside [1, {MAX_THREADS}]"));
     }
@@ -131,6 +130,12 @@ pub struct CrashArgs {
     /// Random seed (0: from the clock).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Simulate power losses instead of kills: the workload runs in this
+    /// process on the fault-injecting file system, which drops every
+    /// unsynced byte (or a random part of it) at a random moment. Needs
+    /// --sync=1; --db is not used.
+    #[arg(long, default_value = "0", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub power_loss: bool,
 }
 
 /// What a verification found.
@@ -148,13 +153,28 @@ pub struct Verified {
     pub scanned: u64,
 }
 
-struct Expected {
-    file: File,
+/// The expected state: one slot per key.
+pub(crate) struct Expected {
+    slots: Slots,
+}
+
+enum Slots {
+    /// In a file beside the database, so it survives a killed process.
+    File(File),
+    /// In memory, for a power loss simulated inside the process.
+    Memory(Vec<AtomicU64>),
 }
 
 const PENDING_SHIFT: u32 = 32;
 
 impl Expected {
+    /// The expected state of `keys` keys in memory, all absent.
+    pub(crate) fn in_memory(keys: u32) -> Expected {
+        Expected {
+            slots: Slots::Memory((0..keys).map(|_| AtomicU64::new(0)).collect()),
+        }
+    }
+
     fn open(path: &Path, keys: u32) -> std::io::Result<Expected> {
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -166,23 +186,35 @@ impl Expected {
         if file.metadata()?.len() < want {
             file.set_len(want)?;
         }
-        Ok(Expected { file })
+        Ok(Expected {
+            slots: Slots::File(file),
+        })
     }
 
     fn read(&self, k: u32) -> (u32, u32) {
-        let mut b = [0u8; 8];
-        self.file
-            .read_exact_at(&mut b, k as u64 * 8)
-            .expect("reading the expected state");
-        let v = u64::from_le_bytes(b);
+        let v = match &self.slots {
+            Slots::File(file) => {
+                let mut b = [0u8; 8];
+                file.read_exact_at(&mut b, k as u64 * 8)
+                    .expect("reading the expected state");
+                u64::from_le_bytes(b)
+            }
+            // Relaxed: a slot is read and written under its key's lock, or
+            // while no worker runs.
+            Slots::Memory(slots) => slots[k as usize].load(Ordering::Relaxed),
+        };
         (v as u32, (v >> PENDING_SHIFT) as u32)
     }
 
     fn write(&self, k: u32, current: u32, pending: u32) {
         let v = (current as u64) | ((pending as u64) << PENDING_SHIFT);
-        self.file
-            .write_all_at(&v.to_le_bytes(), k as u64 * 8)
-            .expect("writing the expected state");
+        match &self.slots {
+            Slots::File(file) => file
+                .write_all_at(&v.to_le_bytes(), k as u64 * 8)
+                .expect("writing the expected state"),
+            // Relaxed: as in `read`.
+            Slots::Memory(slots) => slots[k as usize].store(v, Ordering::Relaxed),
+        }
     }
 }
 
@@ -206,7 +238,7 @@ fn value_id(k: u32, v: &[u8]) -> Option<u32> {
     (key == k && value_bytes(k, id) == v).then_some(id)
 }
 
-fn options(memtablerep: &str, write_buffer_size: usize) -> Result<Options, String> {
+pub(crate) fn options(memtablerep: &str, write_buffer_size: usize) -> Result<Options, String> {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_write_buffer_size(write_buffer_size);
@@ -233,7 +265,7 @@ fn expected_path(db: &Path, explicit: &Option<PathBuf>) -> PathBuf {
 
 /// Checks every key of `db` against the expected state and resolves pending
 /// slots to what the database holds.
-fn verify(db: &DB, exp: &Expected, keys: u32) -> Result<Verified, String> {
+pub(crate) fn verify(db: &DB, exp: &Expected, keys: u32) -> Result<Verified, String> {
     let mut r = Verified::default();
     for k in 0..keys {
         let (current, pending) = exp.read(k);
@@ -422,7 +454,7 @@ fn new_id(next_id: &AtomicU64) -> u32 {
     id.min(u32::MAX - 1)
 }
 
-fn one_op(
+pub(crate) fn one_op(
     db: &DB,
     exp: &Expected,
     locks: &[Mutex<()>],
@@ -532,7 +564,7 @@ fn one_op(
     Ok(wrote)
 }
 
-fn clock_seed() -> u64 {
+pub(crate) fn clock_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -557,6 +589,9 @@ pub fn crashtest(a: CrashArgs) -> Result<(), String> {
         ));
     }
     let opts = options(&a.memtablerep, 256 << 10)?;
+    if a.power_loss {
+        return super::power_loss::run(&a, &opts);
+    }
     let seed = if a.seed == 0 { clock_seed() } else { a.seed };
     println!(
         "crashtest: seed {seed} (replay with --seed={seed}), {} kills, sync={}, {} threads, {} keys, memtable {}",
