@@ -14,8 +14,8 @@
 //!                                    return
 //! ```
 //!
-//! The files in the directory are described in [`crate::filename`]; how
-//! they are recognised, replayed and retired in [`crate::recovery`].
+//! The files in the directory, and how they are recognised, replayed and
+//! retired, are described in [`crate::recovery`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -155,15 +155,20 @@ impl DB {
         DB::open(&opts, path)
     }
 
-    /// Opens (and recovers) the database in `path`.
+    /// Opens (and recovers) the database in `path`: see
+    /// [`crate::recovery`] for what makes a directory a database, how logs
+    /// are replayed to a point in time and what is deleted.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for bad options, [`Error::NotFound`] when
-    /// the directory is missing and `create_if_missing` is off,
-    /// [`Error::NotADirectory`], [`Error::Locked`] when another `DB` has it
-    /// open, [`Error::Corruption`] for damaged files (a torn log tail is
-    /// dropped unless the recovery mode is `Fail`), [`Error::Io`].
+    /// [`Error::InvalidArgument`] for bad options, for `error_if_exists` on
+    /// a database, and for another store's database; [`Error::NotFound`]
+    /// when there is no database and `create_if_missing` is off;
+    /// [`Error::NotADirectory`]; [`Error::Locked`] when another `DB` has it
+    /// open; [`Error::Corruption`] for database files without a manifest,
+    /// an inconsistent manifest, or damage the recovery mode does not drop
+    /// ([`Options::set_wal_recovery_mode`]); [`Error::Io`] and
+    /// [`Error::NoSpace`].
     ///
     /// # Examples
     ///
@@ -2069,4 +2074,18 @@ fn prepare_dir(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
             .map_err(|e| Error::io(format!("syncing {}", parent.display()), e))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_larger_than_a_log_record_is_refused_before_it_is_written() {
+        let limit = MAX_RECORD_LEN - GROUP_HEADER_LEN;
+        assert!(check_batch_size(limit).is_ok());
+        let err = check_batch_size(limit + 1).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        assert!(err.to_string().contains("one log record holds"), "{err}");
+    }
 }

@@ -1,16 +1,6 @@
 //! The names of the files in a database directory, parsed strictly.
 //!
-//! A database directory holds:
-//!
-//! | name | what |
-//! |---|---|
-//! | `MANIFEST` | the live table files and the counters; its presence makes the directory a database |
-//! | `MANIFEST.tmp` | a manifest being written, renamed over `MANIFEST` once durable |
-//! | `NNNNNN.log` | write-ahead logs, replayed on open from the manifest's log number on |
-//! | `NNNNNN.sst` | sorted table files |
-//! | `LOCK` | advisory lock held while a `DB` is open |
-//! | `LOG`, `LOG.old` | the info log of this open and of the one before |
-//! | `lost/` | damaged logs and tables that recovery or repair set aside |
+//! The files themselves are listed in [`crate::recovery`].
 //!
 //! A numbered name is ours only in the form the engine writes (at least six
 //! digits, no other leading zeros): `1.log` or `0000001.log` are somebody

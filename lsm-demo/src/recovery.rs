@@ -2,6 +2,18 @@
 //! manifest, replaying its logs to a point in time, and setting aside what
 //! recovery drops.
 //!
+//! # The files in a database directory
+//!
+//! | name | what |
+//! |---|---|
+//! | `MANIFEST` | the live table files and the counters; its presence makes the directory a database |
+//! | `MANIFEST.tmp` | a manifest being written, renamed over `MANIFEST` once durable |
+//! | `NNNNNN.log` | write-ahead logs, replayed on open from the manifest's log number on |
+//! | `NNNNNN.sst` | sorted table files |
+//! | `LOCK` | advisory lock held while a `DB` is open |
+//! | `LOG`, `LOG.old` | the info log of this open and of the one before |
+//! | `lost/` | damaged logs and tables that recovery or repair set aside |
+//!
 //! # What is a database
 //!
 //! A directory is a database of this engine when it holds a valid

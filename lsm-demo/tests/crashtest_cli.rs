@@ -64,7 +64,10 @@ fn power_losses_lose_no_synced_write() {
             all.contains("6 power losses survived") && all.contains("acknowledged writes lost: 0"),
             "{all}"
         );
-        assert!(all.contains("unsynced bytes torn") && all.contains("unsynced bytes dropped"), "{all}");
+        assert!(
+            all.contains("unsynced bytes torn") && all.contains("unsynced bytes dropped"),
+            "{all}"
+        );
     }
     let out = lsm_demo(&["crashtest", "--power_loss=1", "--sync=0"]);
     assert!(!out.status.success());

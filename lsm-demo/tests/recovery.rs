@@ -697,3 +697,19 @@ fn verify_names_a_damaged_log_record() {
     assert!(report.damaged[0].1.contains("offset 20"), "{report}");
     assert!(report.to_string().ends_with("DAMAGED"));
 }
+
+#[test]
+fn a_failed_table_read_is_an_io_error_that_names_the_file() {
+    let fs = FaultInjectionFs::new();
+    let db = open(&fs, &options()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    fs.fail_next(FaultOp::Read, 1);
+    let err = db.get(b"k").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::IOError, "{err}");
+    assert!(err.to_string().contains(".sst"), "{err}");
+    let source = std::error::Error::source(&err).unwrap();
+    let io = source.downcast_ref::<io::Error>().unwrap();
+    assert!(io.to_string().contains("injected fault: Read"), "{io}");
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+}
