@@ -44,7 +44,7 @@ pub fn run(a: &CrashArgs, opts: &Options) -> Result<(), String> {
             format!("round {round}: reopening after a power loss: {e} (seed {seed})")
         })?;
         let v = verify(&db, &exp, a.keys)?;
-        add(&mut total, &v);
+        total += v;
         if v.mismatches > 0 {
             return Err(format!(
                 "round {round}: {} acknowledged writes lost or wrong (seed {seed})",
@@ -81,7 +81,7 @@ pub fn run(a: &CrashArgs, opts: &Options) -> Result<(), String> {
     let db = DB::open_with_fs(opts, DIR, Arc::new(fs.clone()))
         .map_err(|e| format!("reopening after the last power loss: {e} (seed {seed})"))?;
     let v = verify(&db, &exp, a.keys)?;
-    add(&mut total, &v);
+    total += v;
     println!(
         "crashtest: sync=1 power_loss=1: {} power losses survived in {:.0} s, {acked_writes} acknowledged writes, {} key checks ({} exact, {} in flight) and {} scanned entries, acknowledged writes lost: {}",
         a.kills,
@@ -99,14 +99,6 @@ pub fn run(a: &CrashArgs, opts: &Options) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-fn add(total: &mut Verified, v: &Verified) {
-    total.keys += v.keys;
-    total.exact += v.exact;
-    total.pending += v.pending;
-    total.mismatches += v.mismatches;
-    total.scanned += v.scanned;
 }
 
 /// Runs the workers for `run_for`, then calls `cut_power` while they still

@@ -153,6 +153,16 @@ pub struct Verified {
     pub scanned: u64,
 }
 
+impl std::ops::AddAssign for Verified {
+    fn add_assign(&mut self, v: Verified) {
+        self.keys += v.keys;
+        self.exact += v.exact;
+        self.pending += v.pending;
+        self.mismatches += v.mismatches;
+        self.scanned += v.scanned;
+    }
+}
+
 /// The expected state: one slot per key.
 pub(crate) struct Expected {
     slots: Slots,
@@ -666,11 +676,7 @@ pub fn crashtest(a: CrashArgs) -> Result<(), String> {
         let db = DB::open(&opts, &dir).map_err(|e| format!("round {round}: reopening: {e}"))?;
         let exp = Expected::open(&expected_path(&dir, &None), a.keys).map_err(|e| e.to_string())?;
         let v = verify(&db, &exp, a.keys)?;
-        total.keys += v.keys;
-        total.exact += v.exact;
-        total.pending += v.pending;
-        total.mismatches += v.mismatches;
-        total.scanned += v.scanned;
+        total += v;
         println!(
             "round {round:3}: killed after {run_ms} ms, >= {acked} acknowledged writes; {} keys verified, {} in flight, {} lost or wrong",
             v.keys, v.pending, v.mismatches

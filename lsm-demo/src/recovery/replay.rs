@@ -1,0 +1,394 @@
+//! Replaying logs into memtables, as the recovery mode says: the chain of
+//! logs, their trailers, and the records whose checksums hold but whose
+//! contents cannot be right.
+
+use std::path::Path;
+
+use super::{RecoveryStats, wal_error};
+use crate::batch::{BatchOp, WriteBatch, decode_group, decode_log_trailer};
+use crate::env::FileSystem;
+use crate::error::{Error, Result};
+use crate::filename::log_path;
+use crate::info_log::{InfoLog, info};
+use crate::key::MAX_SEQUENCE;
+use crate::manifest::Manifest;
+use crate::memtable::Memtable;
+use crate::options::{MAX_KEY_LEN, MAX_VALUE_LEN, Options};
+use crate::version::{TableFile, build_table};
+use crate::wal::{DBRecoveryMode, FILE_HEADER_LEN, LogReader};
+
+/// What replaying one log found.
+#[derive(Default)]
+struct LogOutcome {
+    /// More than a torn tail was dropped: the log is evidence.
+    lost_more_than_a_tail: bool,
+    /// Damage ended the log's replay before its end.
+    stopped: bool,
+    /// The next log, as named by the log's trailer.
+    trailer: Option<u64>,
+}
+
+/// Why log `path`, whose header names `previous` as the log before it,
+/// cannot follow the logs replayed so far (`replayed`, the last of them) in
+/// a database whose first log to replay is `first_log`: a log between them
+/// is missing. `None` when the chain holds or the log does not record it.
+fn chain_break(
+    path: &Path,
+    previous: Option<u64>,
+    replayed: Option<u64>,
+    first_log: u64,
+) -> Option<String> {
+    let previous = previous.filter(|&p| p != 0)?;
+    let holds = match replayed {
+        Some(last) => previous == last,
+        // The first log follows one the manifest retired.
+        None => previous < first_log,
+    };
+    (!holds).then(|| {
+        format!(
+            "{} follows log {previous}, which is missing from the logs to replay",
+            path.display()
+        )
+    })
+}
+
+/// Why a log that is not damaged in itself still ends the point in time:
+/// one followed by another log (`next`) must end with a trailer naming it,
+/// and a trailer in the last log names a log that is missing. Logs of
+/// format version 1 have no trailers. `None` when all is well, or when
+/// damage already ended the log's replay.
+fn unfinished(
+    path: &Path,
+    version: Option<u8>,
+    outcome: &LogOutcome,
+    next: Option<u64>,
+) -> Option<String> {
+    if outcome.stopped || version == Some(1) {
+        return None;
+    }
+    let path = path.display();
+    match (next, outcome.trailer) {
+        (Some(_), None) => Some(format!(
+            "{path} ends without the trailer that names the next log: it was cut short"
+        )),
+        (Some(next), Some(named)) if named != next => Some(format!(
+            "{path} names log {named} as the next one, but log {next} follows it"
+        )),
+        (None, Some(named)) => Some(format!(
+            "{path} names log {named} as the next one, which is missing"
+        )),
+        _ => None,
+    }
+}
+
+/// What `mode` does with damage that the log reader cannot see (a log
+/// missing or cut short, a record whose checksums hold but whose contents
+/// cannot be right): the strict modes refuse to open, salvage goes on, and
+/// point-in-time recovery ends there (then `true`).
+fn stops_at(mode: DBRecoveryMode, why: &str, log: &InfoLog) -> Result<bool> {
+    match mode {
+        DBRecoveryMode::AbsoluteConsistency | DBRecoveryMode::TolerateCorruptedTailRecords => {
+            Err(Error::Corruption(why.to_owned()))
+        }
+        DBRecoveryMode::SkipAnyCorruptedRecord => {
+            info!(log, "{why}; going on (salvage)");
+            Ok(false)
+        }
+        DBRecoveryMode::PointInTime => {
+            info!(log, "{why}; the point in time ends here");
+            Ok(true)
+        }
+    }
+}
+
+/// Replaying the logs: where their records go, and what came of it.
+pub(super) struct Replay<'a> {
+    fs: &'a dyn FileSystem,
+    dir: &'a Path,
+    opts: &'a Options,
+    log: &'a InfoLog,
+    /// The memtable being replayed into.
+    mem: Memtable,
+    /// The last sequence replayed.
+    last_sequence: Option<u64>,
+    /// Level-0 tables written from the replayed records, oldest first.
+    pub(super) tables: Vec<TableFile>,
+    pub(super) next_sequence: u64,
+    /// Logs fully replayed, or dropped only a torn tail: retired by the
+    /// next manifest.
+    pub(super) retired: Vec<u64>,
+    /// Logs that lost more than a torn tail: moved to `lost/`.
+    pub(super) set_aside: Vec<u64>,
+}
+
+impl<'a> Replay<'a> {
+    pub(super) fn run(
+        fs: &'a dyn FileSystem,
+        dir: &'a Path,
+        opts: &'a Options,
+        manifest: &mut Manifest,
+        logs: &[u64],
+        log: &'a InfoLog,
+        stats: &mut RecoveryStats,
+    ) -> Result<Replay<'a>> {
+        let mode = opts.wal_recovery_mode;
+        let mut replay = Replay {
+            fs,
+            dir,
+            opts,
+            log,
+            mem: Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size),
+            last_sequence: None,
+            tables: Vec::new(),
+            next_sequence: manifest.last_sequence + 1,
+            retired: Vec::new(),
+            set_aside: Vec::new(),
+        };
+        // Under PointInTime, why the replay stopped, and the damaged log.
+        let mut stopped: Option<String> = None;
+        let mut damaged_log = None;
+        let mut previous_replayed: Option<u64> = None;
+        for (i, &n) in logs.iter().enumerate() {
+            let path = log_path(dir, n);
+            if stopped.is_none() {
+                let reader = LogReader::open(fs, &path, mode).map_err(|e| wal_error(&path, e))?;
+                let first_log = manifest.log_number;
+                if let Some(why) =
+                    chain_break(&path, reader.previous_log(), previous_replayed, first_log)
+                    && stops_at(mode, &why, log)?
+                {
+                    stopped = Some(why);
+                }
+                if stopped.is_none() {
+                    let version = reader.version();
+                    let mut outcome = replay.replay_log(manifest, &path, reader, stats)?;
+                    previous_replayed = Some(n);
+                    stats.logs_replayed += 1;
+                    let next = logs.get(i + 1).copied();
+                    if let Some(next) = next
+                        && outcome.stopped
+                        && mode == DBRecoveryMode::TolerateCorruptedTailRecords
+                    {
+                        // Only the last log can have a torn tail: a switch
+                        // to a new log syncs the old one first.
+                        return Err(Error::Corruption(format!(
+                            "{}: damaged before its end, and log {next} follows it",
+                            path.display()
+                        )));
+                    }
+                    if let Some(why) = unfinished(&path, version, &outcome, next)
+                        && stops_at(mode, &why, log)?
+                    {
+                        if next.is_none() {
+                            // The lost log came last: what was replayed is
+                            // a point in time already.
+                            stats.logs_dropped += 1;
+                        } else {
+                            outcome.lost_more_than_a_tail = true;
+                            outcome.stopped = true;
+                        }
+                    }
+                    if outcome.lost_more_than_a_tail {
+                        replay.set_aside.push(n);
+                    } else {
+                        replay.retired.push(n);
+                    }
+                    if mode == DBRecoveryMode::PointInTime && outcome.stopped {
+                        stopped = Some(format!("log {n} before it is damaged"));
+                        damaged_log = Some(n);
+                    }
+                    continue;
+                }
+            }
+            // After the point in time: dropped whole, kept as evidence
+            // unless it holds nothing.
+            let size = fs
+                .file_size(&path)
+                .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+            if size > FILE_HEADER_LEN as u64 {
+                let why = stopped.as_deref().unwrap_or_default();
+                info!(
+                    log,
+                    "{}: not replayed, {size} bytes dropped: {why} (point-in-time recovery)",
+                    path.display()
+                );
+                stats.logs_dropped += 1;
+                stats.bytes_dropped += size;
+                replay.set_aside.push(n);
+            } else {
+                replay.retired.push(n);
+            }
+        }
+        if !replay.mem.is_empty() {
+            replay.flush(manifest)?;
+        }
+        // The damage that cost whole later logs is evidence too, even when
+        // it looks like a torn tail.
+        if let Some(stop) = damaged_log
+            && stats.logs_dropped > 0
+            && let Some(i) = replay.retired.iter().position(|&n| n == stop)
+        {
+            replay.retired.remove(i);
+            replay.set_aside.insert(0, stop);
+        }
+        Ok(replay)
+    }
+
+    /// Replays one log's records into the memtable, as the mode says.
+    fn replay_log(
+        &mut self,
+        manifest: &mut Manifest,
+        path: &Path,
+        mut reader: LogReader,
+        stats: &mut RecoveryStats,
+    ) -> Result<LogOutcome> {
+        let log = self.log;
+        let mut outcome = LogOutcome::default();
+        while let Some(record) = reader.next_record().map_err(|e| wal_error(path, e))? {
+            if let Some(next) = decode_log_trailer(record) {
+                outcome.trailer = Some(next);
+                continue;
+            }
+            let checked = match outcome.trailer {
+                Some(next) => Err(format!("a record after the trailer naming log {next}")),
+                None => check_group(record, self.last_sequence),
+            };
+            let offset = reader.last_record_offset();
+            match checked {
+                Ok(Some((first, batch))) => {
+                    self.mem.rep.insert_batch(first, &batch, false);
+                    let last = first + batch.len() as u64 - 1;
+                    self.last_sequence = Some(last);
+                    self.next_sequence = self.next_sequence.max(last + 1);
+                    stats.records_replayed += 1;
+                    if self.mem.rep.memory_usage() >= self.opts.write_buffer_size {
+                        self.flush(manifest)?;
+                    }
+                }
+                Ok(None) => {}
+                Err(why) => {
+                    let what = format!("{}: record at offset {offset}: {why}", path.display());
+                    let stop = stops_at(self.opts.wal_recovery_mode, &what, log)?;
+                    stats.damaged_ranges += 1;
+                    outcome.lost_more_than_a_tail = true;
+                    if stop {
+                        let size = self.fs.file_size(path).unwrap_or(offset);
+                        stats.bytes_dropped += size.saturating_sub(offset);
+                        outcome.stopped = true;
+                        return Ok(outcome);
+                    }
+                }
+            }
+        }
+        for damage in reader.dropped() {
+            info!(log, "dropped {damage}");
+            stats.damaged_ranges += 1;
+            stats.bytes_dropped += damage.dropped_bytes;
+            outcome.lost_more_than_a_tail |= !damage.is_torn_tail();
+        }
+        outcome.stopped |= reader.tail_report().is_some();
+        Ok(outcome)
+    }
+
+    /// Writes the replayed memtable out as a level-0 table and starts an
+    /// empty one.
+    fn flush(&mut self, manifest: &mut Manifest) -> Result<()> {
+        let opts = self.opts;
+        self.mem.rep.mark_read_only();
+        let number = manifest.next_file_number;
+        manifest.next_file_number += 1;
+        let source = self.mem.rep.clone().iter();
+        if let Some(table) = build_table(self.fs, self.dir, opts, number, source, None)? {
+            info!(
+                self.log,
+                "recovery wrote table {number} ({} entries, {} bytes)",
+                table.meta.entries,
+                table.meta.file_size
+            );
+            self.tables.push(table);
+        }
+        self.mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
+        Ok(())
+    }
+}
+
+/// Decodes a log record and checks it can be applied after
+/// `last_sequence`: `None` for an empty group, an error for a record whose
+/// checksums hold but whose contents cannot be right.
+pub(crate) fn check_group(
+    record: &[u8],
+    last_sequence: Option<u64>,
+) -> Result<Option<(u64, WriteBatch)>, String> {
+    let (first, ops) = decode_group(record).map_err(|e| e.0.to_owned())?;
+    if ops.is_empty() {
+        return Ok(None);
+    }
+    let count = ops.len() as u64;
+    let in_range = first > 0
+        && first
+            .checked_add(count - 1)
+            .is_some_and(|last| last <= MAX_SEQUENCE);
+    if !in_range {
+        return Err(format!("sequence numbers {first}+{count} out of range"));
+    }
+    if let Some(previous) = last_sequence
+        && first <= previous
+    {
+        return Err(format!(
+            "sequence {first} does not follow {previous}, the last one replayed"
+        ));
+    }
+    let mut batch = WriteBatch::new();
+    for op in ops {
+        match op {
+            BatchOp::Put(k, v) => {
+                if k.len() > MAX_KEY_LEN || v.len() > MAX_VALUE_LEN {
+                    return Err(format!("a key or value of {} + {} bytes", k.len(), v.len()));
+                }
+                batch.put(k, v);
+            }
+            BatchOp::Delete(k) => {
+                if k.len() > MAX_KEY_LEN {
+                    return Err(format!("a key of {} bytes", k.len()));
+                }
+                batch.delete(k);
+            }
+        }
+    }
+    Ok(Some((first, batch)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::group_header;
+
+    fn record(first: u64, ops: &[(&[u8], Option<&[u8]>)]) -> Vec<u8> {
+        let mut batch = WriteBatch::new();
+        for (k, v) in ops {
+            match v {
+                Some(v) => batch.put(k, v),
+                None => batch.delete(k),
+            }
+        }
+        let mut out = group_header(first, ops.len() as u32).to_vec();
+        out.extend_from_slice(batch.records());
+        out
+    }
+
+    #[test]
+    fn groups_must_follow_the_last_sequence_and_stay_in_range() {
+        let two: &[(&[u8], Option<&[u8]>)] = &[(b"a", Some(b"1")), (b"b", None)];
+        let (first, batch) = check_group(&record(5, two), Some(4)).unwrap().unwrap();
+        assert_eq!((first, batch.len()), (5, 2));
+        assert!(check_group(&record(5, two), None).unwrap().is_some());
+        let err = check_group(&record(5, two), Some(5)).unwrap_err();
+        assert!(err.contains("does not follow 5"), "{err}");
+        assert!(check_group(&record(0, two), None).is_err());
+        assert!(check_group(&record(MAX_SEQUENCE, two), None).is_err());
+        assert!(check_group(&record(u64::MAX, two), None).is_err());
+        assert!(check_group(&record(MAX_SEQUENCE - 1, two), None).is_ok());
+        assert_eq!(check_group(&record(9, &[]), Some(20)), Ok(None));
+        assert!(check_group(b"short", None).is_err());
+    }
+}
