@@ -14,6 +14,27 @@
 //!                                    return
 //! ```
 //!
+//! # Shared memory one unsynced write touches
+//!
+//! Every atomic read-modify-write, lock and store to a cache line that other
+//! writers use, on the path of one `put` without `sync` (a group of one, as
+//! unsynced writes from a few threads mostly are). Loads of lines that are
+//! almost never written (the background-error flag, the memtable-full flag)
+//! are not listed: they stay shared in every core's cache.
+//!
+//! | step | until 2026-12-05 | now |
+//! |---|---|---|
+//! | room in the memtable | `state` mutex (lock, unlock) and the arena's size counters read | a load of the memtable-full flag, which a leader sets now and then |
+//! | the version for the leader | `state` mutex (lock, unlock), `Arc<Version>` clone and drop | none: the memtable sits in the [`LeaderCell`] |
+//! | the log and sequence state | `log` mutex (lock, unlock) | none: [`LeaderCell`], passed on with leadership |
+//! | the memtable for each member | `Arc<Memtable>` clone by the leader, drop by the member | none: a reference in the group's token |
+//! | the log record | a heap buffer per group | a buffer reused by leaders |
+//! | the write group | joining and leaving its queue, the publish turn | the same |
+//! | the memtable insert | the skiplist's links, the arena shard's bump | the same |
+//! | visibility | one store of the visible sequence per group | the same |
+//!
+//! [`LeaderCell`]: write_group::LeaderCell
+//!
 //! The files in the directory, and how they are recognised, replayed and
 //! retired, are described in [`crate::recovery`].
 
@@ -52,13 +73,26 @@ struct State {
     stalled: bool,
 }
 
-/// The log and the sequence allocator; only a group leader (one at a time)
-/// or a writer holding the unbatched entry touches them.
+/// What only a group's leader (one at a time) or the holder of the
+/// unbatched entry touches: the log, the sequence allocator, and the
+/// memtable that takes the groups' writes. Kept in a [`LeaderCell`], so a
+/// write reaches it without a lock or a shared refcount.
+///
+/// [`LeaderCell`]: write_group::LeaderCell
 struct LogState {
     writer: Option<LogWriter>,
     number: u64,
     /// The next sequence to allocate.
     next_sequence: u64,
+    /// The mutable memtable (also `Version::mem`): replaced only under the
+    /// unbatched entry, after every group given the old one has finished.
+    mem: Arc<Memtable>,
+    /// Batch bytes given to `mem` since its last exact size check, and the
+    /// count at which to check again (see `Shared::note_memtable_growth`).
+    bytes_since_check: usize,
+    next_check: usize,
+    /// The buffer a group's log record is assembled in, kept between groups.
+    record: Vec<u8>,
 }
 
 pub(crate) struct Shared {
@@ -68,7 +102,10 @@ pub(crate) struct Shared {
     group: write_group::WriteGroup<WriteItem, Shared>,
     /// The last sequence whose writes are all visible to readers.
     visible_sequence: AtomicU64,
-    log: Mutex<LogState>,
+    log: write_group::LeaderCell<LogState>,
+    /// Set by a leader once the mutable memtable is full: writers take the
+    /// slow path of `make_room_for_write` while it is set.
+    memtable_full: AtomicBool,
     state: Mutex<State>,
     /// Signalled when the background thread has work, or finished some.
     bg_cv: Condvar,
@@ -256,17 +293,24 @@ impl DB {
             imm: Vec::new(),
             levels: recovered.levels,
         };
+        let group = write_group::WriteGroup::new(opts.write_group.clone());
+        let log = group.leader_cell(LogState {
+            writer: Some(recovered.log),
+            number: recovered.log_number,
+            next_sequence,
+            mem: version.mem.clone(),
+            bytes_since_check: 0,
+            next_check: first_size_check(opts.write_buffer_size),
+            record: Vec::new(),
+        });
         let shared = Arc::new(Shared {
             dir,
             opts: opts.clone(),
             fs,
-            group: write_group::WriteGroup::new(opts.write_group.clone()),
+            group,
             visible_sequence: AtomicU64::new(next_sequence - 1),
-            log: Mutex::new(LogState {
-                writer: Some(recovered.log),
-                number: recovered.log_number,
-                next_sequence,
-            }),
+            log,
+            memtable_full: AtomicBool::new(false),
             state: Mutex::new(State {
                 version: Arc::new(version),
                 manifest: recovered.manifest,
@@ -805,10 +849,10 @@ impl DB {
     pub fn flush(&self) -> Result<()> {
         self.shared.check_bg_error()?;
         {
-            let _unbatched = self.shared.group.enter_unbatched();
+            let mut unbatched = self.shared.group.enter_unbatched();
             let st = self.shared.state.lock().expect("state");
             if !st.version.mem.is_empty() {
-                self.shared.switch_memtable(st)?;
+                self.shared.switch_memtable(&mut unbatched, st)?;
             }
         }
         let mut st = self.shared.state.lock().expect("state");
@@ -922,7 +966,14 @@ impl Drop for DB {
         if let Some(h) = self.bg.take() {
             let _ = h.join();
         }
-        if let Some(w) = self.shared.log.lock().expect("log").writer.as_mut() {
+        let mut unbatched = self.shared.group.enter_unbatched();
+        if let Some(w) = self
+            .shared
+            .log
+            .get_unbatched(&mut unbatched)
+            .writer
+            .as_mut()
+        {
             let _ = w.sync();
         }
     }
@@ -1410,6 +1461,54 @@ pub(crate) struct GroupEnd {
     last: u64,
     /// Whether members insert into the memtable concurrently.
     parallel: bool,
+    /// The memtable the group's writes go to.
+    mem: MemtableRef,
+}
+
+/// The memtable a group's leader picked, for the group's `apply` calls,
+/// without touching a shared reference count per write.
+///
+/// The pointer comes from the `Arc` in [`LogState::mem`], which is replaced
+/// only under the write group's unbatched entry, and that entry first waits
+/// for every group queued before it to finish (inserts done, sequence
+/// published). So the memtable outlives every group handed a reference.
+#[derive(Debug, Clone, Copy)]
+struct MemtableRef(*const Memtable);
+
+// SAFETY: a `MemtableRef` is a shared reference to a `Memtable`, which is
+// `Sync`, used only while it is alive (see the type's docs): sending or
+// sharing it is sending or sharing a `&Memtable`.
+unsafe impl Send for MemtableRef {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for MemtableRef {}
+
+impl MemtableRef {
+    /// The memtable.
+    ///
+    /// # Safety
+    ///
+    /// Only while the group this reference was made for runs.
+    unsafe fn get(&self) -> &Memtable {
+        // SAFETY: the caller keeps to the group's lifetime, during which
+        // the `Arc` in `LogState::mem` keeps the memtable alive.
+        unsafe { &*self.0 }
+    }
+
+    /// An owned reference, for a writer that inserts after its group
+    /// (`unordered_write`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::get`].
+    unsafe fn clone_arc(&self) -> Arc<Memtable> {
+        // SAFETY: the pointer came from `Arc::as_ptr` of an `Arc` that is
+        // alive (see `get`); counting one more strong reference and then
+        // taking it makes an `Arc` of its own.
+        unsafe {
+            Arc::increment_strong_count(self.0);
+            Arc::from_raw(self.0)
+        }
+    }
 }
 
 impl write_group::Commit<WriteItem> for Shared {
@@ -1445,12 +1544,7 @@ impl write_group::Commit<WriteItem> for Shared {
         &self,
         members: &mut write_group::GroupMembers<'_, WriteItem>,
     ) -> Result<write_group::Lead<GroupEnd>> {
-        // The version first: `switch_memtable` takes state then log, and
-        // although it never runs during a group, one lock order is simpler.
-        let version = self.current();
-        let mem = &version.mem;
-        let mut log = self.log.lock().expect("log");
-        let first = log.next_sequence;
+        let first = self.log.get(members).next_sequence;
         let mut seq = first;
         let mut sync = false;
         let mut use_wal = false;
@@ -1461,16 +1555,17 @@ impl write_group::Commit<WriteItem> for Shared {
             sync |= item.sync;
             use_wal |= !item.disable_wal;
             bytes += item.batch.data_size();
-            item.mem = Some(mem.clone());
         }
         let count = seq - first;
         if seq - 1 > MAX_SEQUENCE {
             return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
         }
+        let (log, members) = self.log.get_with_members(members);
         if use_wal {
-            let mut record = Vec::with_capacity(crate::batch::GROUP_HEADER_LEN + bytes);
+            let mut record = std::mem::take(&mut log.record);
+            record.clear();
             record.extend_from_slice(&group_header(first, count as u32));
-            for item in members.iter_mut() {
+            for item in members.iter() {
                 record.extend_from_slice(item.batch.records());
             }
             let log_number = log.number;
@@ -1484,6 +1579,10 @@ impl write_group::Commit<WriteItem> for Shared {
                     Ok(())
                 }
             });
+            // Keep the buffer for the next group unless it grew huge.
+            if record.capacity() <= 1 << 20 {
+                log.record = record;
+            }
             if let Err(e) = result {
                 // The log may now hold part of the record: no later write may
                 // follow it. Refuse writes until `resume` retires this log.
@@ -1498,10 +1597,13 @@ impl write_group::Commit<WriteItem> for Shared {
                 self.set_bg_error(err.clone());
                 return Err(err);
             }
-        } else {
-            mem.has_unlogged.store(true, Ordering::Relaxed);
+        } else if !log.mem.has_unlogged.load(Ordering::Relaxed) {
+            // Relaxed: read on drop, after every write has returned. Stored
+            // once, so the line stays shared among writers.
+            log.mem.has_unlogged.store(true, Ordering::Relaxed);
         }
         log.next_sequence = seq;
+        self.note_memtable_growth(log, bytes);
         // A synced group's members slept through the sync: waking each to
         // insert a small batch costs more than the leader inserting it.
         let small_batches = count < PARALLEL_MIN_ENTRIES_PER_MEMBER * members.len() as u64;
@@ -1511,11 +1613,15 @@ impl write_group::Commit<WriteItem> for Shared {
         let token = GroupEnd {
             last: seq - 1,
             parallel,
+            mem: MemtableRef(Arc::as_ptr(&log.mem)),
         };
         Ok(if self.opts.unordered_write {
-            // Each writer inserts after the group (`apply` skips it); count
-            // them so a flush of this memtable waits for them.
-            mem.pending_inserts
+            // Each writer inserts after the group (`apply` hands it the
+            // memtable); count them so a flush of this memtable waits.
+            // Relaxed: the flush reads it with Acquire after the switch,
+            // which the unbatched entry orders after this group.
+            log.mem
+                .pending_inserts
                 .fetch_add(members.len(), Ordering::Relaxed);
             write_group::Lead::serial(token)
         } else if parallel || (self.opts.allow_concurrent_memtable_write && members.len() == 1) {
@@ -1531,9 +1637,14 @@ impl write_group::Commit<WriteItem> for Shared {
 
     fn apply(&self, item: &mut WriteItem, token: &GroupEnd) {
         if self.opts.unordered_write {
+            // The writer inserts after the group, with its own reference.
+            // SAFETY: see `MemtableRef`: the group is running.
+            item.mem = Some(unsafe { token.mem.clone_arc() });
             return;
         }
-        let mem = item.mem.as_ref().expect("the leader assigns a memtable");
+        // SAFETY: see `MemtableRef`: the group is running, so the memtable
+        // its leader picked is alive.
+        let mem = unsafe { token.mem.get() };
         mem.rep
             .insert_batch(item.first_sequence, &item.batch, token.parallel);
     }
@@ -1556,6 +1667,19 @@ fn check_batch_size(data_size: usize) -> Result<()> {
     }
     Ok(())
 }
+
+/// The write group's unbatched entry, as the engine holds it.
+type Unbatched<'a> = write_group::UnbatchedGuard<'a, WriteItem, Shared>;
+
+/// Batch bytes before the first exact size check of a new memtable of
+/// `write_buffer_size` bytes: a batch byte takes at least a memtable byte,
+/// so an eighth of the buffer cannot fill it.
+fn first_size_check(write_buffer_size: usize) -> usize {
+    (write_buffer_size / 8).max(MIN_SIZE_CHECK)
+}
+
+/// The closest two exact size checks of a memtable come, in batch bytes.
+const MIN_SIZE_CHECK: usize = 4 << 10;
 
 /// A group that syncs inserts into the memtable in parallel only when its
 /// batches hold at least this many entries on average.
@@ -1580,6 +1704,30 @@ impl Shared {
         };
         self.sync_nanos.store(average, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Counts `bytes` of batches given to the mutable memtable and, now and
+    /// then, checks its real size (the arena's per-shard counters, read on
+    /// a schedule that shrinks with the room left, never per write); once
+    /// it is full, sets `memtable_full` so the next writer switches it.
+    fn note_memtable_growth(&self, log: &mut LogState, bytes: usize) {
+        log.bytes_since_check += bytes;
+        if log.bytes_since_check < log.next_check {
+            return;
+        }
+        let used = log.mem.rep.memory_usage();
+        let limit = self.opts.write_buffer_size;
+        log.bytes_since_check = 0;
+        if used >= limit {
+            // Relaxed: a hint; writers re-check under the unbatched entry.
+            self.memtable_full.store(true, Ordering::Relaxed);
+            log.next_check = MIN_SIZE_CHECK;
+        } else {
+            // A batch byte takes at least a memtable byte, and entries cost
+            // a few times their bytes at most: an eighth of the room left
+            // is a safe distance to the next check.
+            log.next_check = ((limit - used) / 8).max(MIN_SIZE_CHECK);
+        }
     }
 
     #[inline]
@@ -1615,7 +1763,7 @@ impl Shared {
         if !self.has_bg_error.load(Ordering::Acquire) {
             return Ok(());
         }
-        let _unbatched = self.group.enter_unbatched();
+        let mut unbatched = self.group.enter_unbatched();
         let mut st = self.state.lock().expect("state");
         // A flush or compaction that was running when the error came ends first.
         while st.bg_busy {
@@ -1632,10 +1780,10 @@ impl Shared {
             return Err(cause);
         }
         info!(self.info_log, "resuming after: {cause}");
-        let log_broken =
-            (self.log.lock().expect("log").writer.as_ref()).is_none_or(LogWriter::is_failed);
+        let log = self.log.get_unbatched(&mut unbatched);
+        let log_broken = log.writer.as_ref().is_none_or(LogWriter::is_failed);
         if log_broken {
-            self.install_new_log(&mut st)?;
+            self.install_new_log(&mut unbatched, &mut st)?;
         }
         drop(st);
         while !self.state.lock().expect("state").version.imm.is_empty() {
@@ -1671,13 +1819,12 @@ impl Shared {
     /// wait for the background thread.
     fn make_room_for_write(&self, no_slowdown: bool) -> Result<()> {
         loop {
-            {
-                let st = self.state.lock().expect("state");
-                if st.version.mem.rep.memory_usage() < self.opts.write_buffer_size {
-                    return Ok(());
-                }
+            // Relaxed: a hint a leader sets; what follows re-checks under
+            // the unbatched entry and the state lock.
+            if !self.memtable_full.load(Ordering::Relaxed) {
+                return Ok(());
             }
-            let _unbatched = self.group.enter_unbatched();
+            let mut unbatched = self.group.enter_unbatched();
             let mut st = self.state.lock().expect("state");
             if st.version.mem.rep.memory_usage() < self.opts.write_buffer_size {
                 return Ok(());
@@ -1699,14 +1846,18 @@ impl Shared {
                 let _st = self.bg_cv.wait(st).expect("state");
                 continue;
             }
-            self.switch_memtable(st)?;
+            self.switch_memtable(&mut unbatched, st)?;
             return Ok(());
         }
     }
 
     /// Freezes the mutable memtable and starts a new one with a new log.
     /// The caller holds the write group's unbatched entry.
-    fn switch_memtable(&self, mut st: MutexGuard<'_, State>) -> Result<()> {
+    fn switch_memtable(
+        &self,
+        unbatched: &mut Unbatched<'_>,
+        mut st: MutexGuard<'_, State>,
+    ) -> Result<()> {
         // After a failed log write (the lead step closes the log and sets
         // the background error before any later group or unbatched entry
         // runs), a fresh log would take writes that already passed
@@ -1715,11 +1866,15 @@ impl Shared {
         // damage and would drop them. Only `resume` replaces a broken log,
         // and it retires the broken one before it lets writes in.
         self.check_bg_error()?;
-        self.install_new_log(&mut st)
+        self.install_new_log(unbatched, &mut st)
     }
 
     /// The body of [`Self::switch_memtable`], without the error check.
-    fn install_new_log(&self, st: &mut MutexGuard<'_, State>) -> Result<()> {
+    fn install_new_log(
+        &self,
+        unbatched: &mut Unbatched<'_>,
+        st: &mut MutexGuard<'_, State>,
+    ) -> Result<()> {
         let number = st.manifest.next_file_number;
         st.manifest.next_file_number += 1;
         let path = log_path(&self.dir, number);
@@ -1732,7 +1887,7 @@ impl Shared {
             .sync_dir(&self.dir)
             .map_err(|e| Error::io(format!("syncing {}", self.dir.display()), e))?;
         {
-            let mut log = self.log.lock().expect("log");
+            let log = self.log.get_unbatched(unbatched);
             let old_number = log.number;
             // The new log's header first: once the old log ends with its
             // trailer, no record may follow it there.
@@ -1773,6 +1928,13 @@ impl Shared {
             number,
             self.opts.write_buffer_size,
         ));
+        let log = self.log.get_unbatched(unbatched);
+        log.mem = mem.clone();
+        log.bytes_since_check = 0;
+        log.next_check = first_size_check(self.opts.write_buffer_size);
+        // Relaxed: read as a hint; writers re-check under the unbatched
+        // entry, which this thread holds.
+        self.memtable_full.store(false, Ordering::Relaxed);
         st.version = Arc::new(st.version.with(|v| {
             v.imm.insert(0, old);
             v.mem = mem;
