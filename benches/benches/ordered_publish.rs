@@ -1,0 +1,167 @@
+//! `ordered-publish` against the ways a user would order concurrent work
+//! instead.
+//!
+//! T writers (1, 2, 4, 8 threads) each do small units of work that must
+//! become visible in one global order: take the next sequence number, do the
+//! work (about a microsecond of hashing, standing in for a memtable insert),
+//! make it visible, and return only once it is (read-your-writes). Criterion ids
+//! are `ordered_publish/<contender>/<T>`; throughput is in units per second.
+//!
+//! Contenders:
+//! - `mutex`: a `std::sync::Mutex<u64>` counter; the work runs inside the
+//!   lock, so it is visible at unlock.
+//! - `write_group`: `write-group`'s group commit with pipelined groups, as
+//!   the engine used it: the leader numbers the group, each member does its
+//!   work, publishes go in group order.
+//! - `ordered_publish`: `Sequencer::reserve(1)`, the work outside any lock,
+//!   `finish`, `wait_published`.
+//!
+//! `BENCH_THREADS` replaces the writer counts. Quick run:
+//! `cargo bench -p benches --bench ordered_publish -- --warm-up-time 0.2 --measurement-time 0.5`.
+#![allow(missing_docs)] // criterion's macros generate undocumented items
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use ordered_publish::Sequencer;
+use write_group::{Commit, GroupMembers, Lead, LeaderCell, Options, WriteGroup};
+
+/// About a microsecond of work on the 2-core VM (a random memtable insert
+/// costs 1-3 us there): a hash chain over the number.
+fn work(seq: u64) -> u64 {
+    let mut h = seq ^ 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..1300 {
+        h = h.rotate_left(5).wrapping_mul(0x100_0000_01b3) ^ 0xcbf2_9ce4_8422_2325;
+    }
+    black_box(h)
+}
+
+trait Contender: Sync {
+    /// One unit: numbered, worked, visible when this returns.
+    fn unit(&self);
+}
+
+struct MutexCounter(Mutex<u64>);
+
+impl Contender for MutexCounter {
+    fn unit(&self) {
+        let mut next = self.0.lock().unwrap();
+        work(*next);
+        *next += 1;
+    }
+}
+
+struct Ordered(Sequencer);
+
+impl Contender for Ordered {
+    fn unit(&self) {
+        let range = self.0.reserve(1);
+        work(range.start);
+        self.0.finish(range.clone());
+        self.0.wait_published(range.end);
+    }
+}
+
+/// `write-group` as an engine uses it: the leader numbers the group from a
+/// counter in a `LeaderCell`, members work in parallel (pipelined groups),
+/// publishes go in group order.
+struct Grouped {
+    group: WriteGroup<u64, GroupCommit>,
+    commit: GroupCommit,
+}
+
+struct GroupCommit {
+    next: LeaderCell<u64>,
+    visible: AtomicU64,
+}
+
+impl Commit<u64> for GroupCommit {
+    type Token = u64;
+    type Error = ();
+
+    fn lead(&self, members: &mut GroupMembers<'_, u64>) -> Result<Lead<u64>, ()> {
+        let first = *self.next.get(members);
+        let mut seq = first;
+        for item in members.iter_mut() {
+            *item = seq;
+            seq += 1;
+        }
+        *self.next.get(members) = seq;
+        Ok(Lead::pipelined(seq))
+    }
+
+    fn apply(&self, item: &mut u64, _: &u64) {
+        work(*item);
+    }
+
+    fn publish(&self, end: u64) {
+        // Relaxed: the benchmark reads nothing through it.
+        self.visible.store(end, Ordering::Relaxed);
+    }
+}
+
+impl Grouped {
+    fn new() -> Grouped {
+        let group = WriteGroup::new(Options::default());
+        let commit = GroupCommit {
+            next: group.leader_cell(0),
+            visible: AtomicU64::new(0),
+        };
+        Grouped { group, commit }
+    }
+}
+
+impl Contender for Grouped {
+    fn unit(&self) {
+        let mut item = 0;
+        self.group.write_in_place(&self.commit, &mut item).unwrap();
+    }
+}
+
+fn run(contender: &dyn Contender, threads: usize, iters: u64) -> Duration {
+    let per_thread = iters.div_ceil(threads as u64);
+    let start_line = Barrier::new(threads + 1);
+    let started = std::thread::scope(|s| {
+        for _ in 0..threads {
+            let start_line = &start_line;
+            s.spawn(move || {
+                start_line.wait();
+                for _ in 0..per_thread {
+                    contender.unit();
+                }
+            });
+        }
+        start_line.wait();
+        Instant::now()
+    });
+    started
+        .elapsed()
+        .mul_f64(iters as f64 / (per_thread * threads as u64) as f64)
+}
+
+fn ordered_publish(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ordered_publish");
+    group.throughput(Throughput::Elements(1));
+    for threads in benches::thread_counts(&[1, 2, 4, 8]) {
+        let contenders: [(&str, Box<dyn Contender>); 3] = [
+            ("mutex", Box::new(MutexCounter(Mutex::new(0)))),
+            ("write_group", Box::new(Grouped::new())),
+            (
+                "ordered_publish",
+                Box::new(Ordered(Sequencer::new(0, 1 << 16))),
+            ),
+        ];
+        for (name, contender) in contenders {
+            group.bench_function(BenchmarkId::new(name, threads), |b| {
+                b.iter_custom(|iters| run(&*contender, threads, iters))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, ordered_publish);
+criterion_main!(benches);

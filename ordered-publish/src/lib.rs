@@ -1,0 +1,89 @@
+//! Reserve ranges of sequence numbers with one atomic step, finish them in
+//! any order, publish them in order.
+//!
+//! # What it is
+//!
+//! A [`Sequencer`] is the ordered-completion tracker of MySQL 8.0's
+//! lock-free redo log (its `Link_buf`), for any work numbered in sequence.
+//! Writers [`reserve`](Sequencer::reserve) a range of numbers with one
+//! compare-and-swap, do their work concurrently (insert into a concurrent
+//! memtable, copy into a log buffer), and [`finish`](Sequencer::finish) the
+//! range. The [published](Sequencer::published) position is the end of the
+//! longest finished prefix: it never passes a range that is still being
+//! worked on, so a reader that stops at it never sees half of anybody's
+//! work, and everything before it is complete. A writer that must see its
+//! own work published (read-your-writes) [waits](Sequencer::wait_published)
+//! for the position, spinning, then yielding, then asleep.
+//!
+//! Finishing stores the range's end in a ring slot named after its start;
+//! whoever finishes the range at the published position moves the position
+//! over every contiguous finished range after it. No thread waits for
+//! another to finish unless it asked to, and no lock is taken unless a
+//! thread sleeps. [`close`](Sequencer::close) holds new reservations off
+//! until every reserved range is finished: the moment for work no range may
+//! overlap (an engine switching the memtable its writers insert into).
+//!
+//! # When to use it
+//!
+//! When many threads produce work that must become visible in a global
+//! order, and the work itself can run in parallel: log and memtable inserts
+//! of a storage engine (RocksDB's `unordered_write` gives the ordering up;
+//! its pipelined write keeps a leader hand-over; this keeps the order
+//! without one). When the work itself must run in order, use a lock or a
+//! group commit (this workspace's `write-group` crate) instead: here it is
+//! the publication, not the work, that is ordered.
+//!
+//! | | ordered-publish | `Mutex<u64>` counter | write-group |
+//! |---|---|---|---|
+//! | reserving | one compare-and-swap | lock, add, unlock | join a queue |
+//! | the work | concurrent | inside the lock | by the leader, or by members in parallel |
+//! | publication | in order, by whoever finishes the first range | at unlock | in group order, after a hand-over |
+//! | waiting | only for what one asks to see | for the lock | for the group |
+//!
+//! # Example
+//!
+//! ```
+//! use ordered_publish::Sequencer;
+//! use std::sync::Mutex;
+//!
+//! let seq = Sequencer::new(1, 1024);
+//! let log = Mutex::new(Vec::new());
+//! std::thread::scope(|s| {
+//!     for t in 0..4u64 {
+//!         let (seq, log) = (&seq, &log);
+//!         s.spawn(move || {
+//!             for _ in 0..100 {
+//!                 let range = seq.reserve(1);
+//!                 log.lock().unwrap().push((range.start, t)); // the work, any order
+//!                 seq.finish(range.clone());
+//!                 seq.wait_published(range.end); // see our own write
+//!             }
+//!         });
+//!     }
+//! });
+//! assert_eq!(seq.published(), 401);
+//! assert_eq!(log.into_inner().unwrap().len(), 400);
+//! ```
+//!
+//! # Verification
+//!
+//! loom models of finishing in any order with the work published, sleeping
+//! waiters, closing around a switch, and a full ring (`tests/loom.rs`,
+//! `LOOM_MAX_PREEMPTIONS=2`; they fail if `finish`'s fence is removed, and
+//! caught an ordering bug in the ring), and a stress test checking that no
+//! thread ever sees the published position pass unfinished work
+//! (`tests/stress.rs`, also under ThreadSanitizer). The crate has no
+//! `unsafe`; its unit tests also pass under miri.
+
+mod sequencer;
+mod sync;
+
+pub use sequencer::{Closed, SEQUENCE_LIMIT, Sequencer};
+
+#[cfg(test)]
+mod tests;
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

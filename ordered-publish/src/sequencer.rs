@@ -1,0 +1,471 @@
+//! The [`Sequencer`]: reservations, the ring of finished ranges, the
+//! published position, and the ways to wait.
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::PoisonError;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+
+use crossbeam_utils::CachePadded;
+
+use crate::sync::{
+    AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard, fence, spin_loop, yield_now,
+};
+
+/// Bit 63 of `next`: new reservations wait (see [`Sequencer::close`]).
+const CLOSED: u64 = 1 << 63;
+
+/// One past the largest sequence number a [`Sequencer`] hands out: numbers
+/// are below 2^63.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ordered_publish::SEQUENCE_LIMIT, 1 << 63);
+/// ```
+pub const SEQUENCE_LIMIT: u64 = CLOSED;
+
+/// Checks of a waited-for condition spent spinning before yielding.
+const SPINS: u32 = if cfg!(loom) { 1 } else { 64 };
+/// Yields before sleeping.
+const YIELDS: u32 = if cfg!(loom) { 1 } else { 16 };
+
+/// Hands out ranges of sequence numbers with one atomic step, lets their
+/// holders finish them in any order, and publishes them in order: the
+/// published position is the end of the longest finished prefix.
+///
+/// A finished range's end goes into a ring slot named after its start;
+/// whoever finishes the range that the published position points at moves
+/// the position over every contiguous finished range after it. The ring
+/// holds `capacity` slots, so a reservation waits while its start would be
+/// `capacity` or more numbers past the published position (a range uses
+/// one slot however long it is: a long range only holds back the ranges
+/// after it). A thread must not wait for room while it holds an unfinished
+/// range itself.
+///
+/// Everything a thread did before [`finish`](Self::finish)ing a range
+/// happens before whatever a thread does after it sees the published
+/// position pass the range ([`published`](Self::published) with its
+/// Acquire, or the waits).
+///
+/// # Examples
+///
+/// ```
+/// use ordered_publish::Sequencer;
+///
+/// let seq = Sequencer::new(100, 64);
+/// let a = seq.reserve(3); // 100..103
+/// let b = seq.reserve(1); // 103..104
+/// seq.finish(b.clone());
+/// assert_eq!(seq.published(), 100); // b waits for a
+/// seq.finish(a);
+/// assert_eq!(seq.published(), 104); // both at once
+/// seq.wait_published(b.end); // returns at once
+/// ```
+pub struct Sequencer {
+    /// The next number to hand out, and the [`CLOSED`] bit.
+    next: CachePadded<AtomicU64>,
+    /// Every number below it is finished (and so published).
+    published: CachePadded<AtomicU64>,
+    /// `slots[start % capacity]`: the end of the finished range that starts
+    /// at `start`, or an older value at or below the published position.
+    slots: Box<[AtomicU64]>,
+    /// `capacity - 1`; the capacity is a power of two.
+    mask: u64,
+    /// Threads asleep in a wait, so that those who change the state know
+    /// to wake them; kept on a line of its own, read by every finisher.
+    sleepers: CachePadded<AtomicUsize>,
+    /// The sleepers' lock and bell (the slow path only).
+    sleep: Mutex<()>,
+    bell: Condvar,
+    /// Held by a [`Closed`] guard: one closer at a time.
+    closing: Mutex<()>,
+}
+
+impl fmt::Debug for Sequencer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Relaxed: a snapshot for display only.
+        let next = self.next.load(Relaxed);
+        f.debug_struct("Sequencer")
+            .field("next", &(next & !CLOSED))
+            .field("closed", &(next & CLOSED != 0))
+            .field("published", &self.published.load(Relaxed))
+            .field("capacity", &self.slots.len())
+            .finish()
+    }
+}
+
+impl Sequencer {
+    /// A sequencer whose first reservation starts at `first`, with a ring
+    /// of `capacity` slots (rounded up to a power of two, at least 2): a
+    /// range may start at most that many numbers past the published
+    /// position.
+    ///
+    /// # Panics
+    ///
+    /// If `first` is not below [`SEQUENCE_LIMIT`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let seq = ordered_publish::Sequencer::new(1, 1000);
+    /// assert_eq!(seq.capacity(), 1024);
+    /// assert_eq!(seq.published(), 1);
+    /// ```
+    pub fn new(first: u64, capacity: usize) -> Sequencer {
+        assert!(
+            first < SEQUENCE_LIMIT,
+            "the first sequence must be below 2^63"
+        );
+        let capacity = capacity.max(2).next_power_of_two();
+        // Slots start at `first`, which no range can end at: not finished.
+        let slots = (0..capacity).map(|_| AtomicU64::new(first)).collect();
+        Sequencer {
+            next: CachePadded::new(AtomicU64::new(first)),
+            published: CachePadded::new(AtomicU64::new(first)),
+            slots,
+            mask: capacity as u64 - 1,
+            sleepers: CachePadded::new(AtomicUsize::new(0)),
+            sleep: Mutex::new(()),
+            bell: Condvar::new(),
+            closing: Mutex::new(()),
+        }
+    }
+
+    /// The ring's size: how far, in sequence numbers, a range may start
+    /// past the published position.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(ordered_publish::Sequencer::new(0, 3).capacity(), 4);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Reserves the next `n` sequence numbers with one compare-and-swap
+    /// (retried only when another reservation got in first). Waits, without
+    /// holding anything, while the sequencer is [closed](Self::close) or the
+    /// ring has no slot for the range's start.
+    ///
+    /// The range must be [`finish`](Self::finish)ed once, or the published
+    /// position stops before it for good. An empty range (`n == 0`) takes
+    /// nothing and needs no finishing.
+    ///
+    /// Acquire: a reservation made after a [`Closed`] guard was dropped
+    /// sees everything its holder did before dropping it.
+    ///
+    /// # Panics
+    ///
+    /// If the range would pass [`SEQUENCE_LIMIT`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let seq = ordered_publish::Sequencer::new(7, 16);
+    /// assert_eq!(seq.reserve(2), 7..9);
+    /// assert_eq!(seq.reserve(0), 9..9);
+    /// assert_eq!(seq.reserve(5), 9..14);
+    /// ```
+    pub fn reserve(&self, n: u64) -> Range<u64> {
+        // Relaxed: the compare-and-swap below decides; this only guesses.
+        let mut next = self.next.load(Relaxed);
+        loop {
+            let start = next & !CLOSED;
+            if n == 0 {
+                return start..start;
+            }
+            // Acquire: the slot our range will use last held the end of
+            // a range `capacity` numbers back, published by the position
+            // we read; Acquire orders that store before ours, so ours comes
+            // later in the slot's modification order (with Relaxed, loom
+            // finds the old end overwriting our new one). A stale value can
+            // only make the ring look fuller than it is.
+            let room = start.saturating_sub(self.published.load(Acquire)) <= self.mask;
+            if next & CLOSED != 0 || !room {
+                self.wait_until(|| {
+                    // Acquire: see `published`.
+                    let now = self.next.load(Relaxed);
+                    now & CLOSED == 0
+                        && now.saturating_sub(self.published.load(Acquire)) <= self.mask
+                });
+                next = self.next.load(Relaxed);
+                continue;
+            }
+            let end = start
+                .checked_add(n)
+                .filter(|&end| end <= SEQUENCE_LIMIT)
+                .expect("sequence numbers exhausted (2^63)");
+            match self.next.compare_exchange_weak(next, end, Acquire, Relaxed) {
+                Ok(_) => return start..end,
+                Err(current) => next = current,
+            }
+        }
+    }
+
+    /// Marks a reserved range finished; if it was the first unpublished
+    /// one, moves the published position over it and over every contiguous
+    /// finished range after it, and wakes sleeping waiters.
+    ///
+    /// Release: whatever this thread did before is visible to whoever sees
+    /// the published position pass `range`.
+    ///
+    /// # Panics
+    ///
+    /// May panic (in debug builds) on a range that was not reserved from
+    /// this sequencer; finishing a range twice or a made-up one breaks the
+    /// published position.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let seq = ordered_publish::Sequencer::new(0, 8);
+    /// let (a, b, c) = (seq.reserve(1), seq.reserve(1), seq.reserve(1));
+    /// seq.finish(c);
+    /// seq.finish(a);
+    /// assert_eq!(seq.published(), 1);
+    /// seq.finish(b);
+    /// assert_eq!(seq.published(), 3);
+    /// ```
+    pub fn finish(&self, range: Range<u64>) {
+        if range.is_empty() {
+            return;
+        }
+        debug_assert!(
+            range.end <= self.next.load(Relaxed) & !CLOSED,
+            "not reserved"
+        );
+        // Acquire: see `advance`.
+        if self.published.load(Acquire) == range.start {
+            // At the head: nobody else can move the position from our
+            // start (that takes our slot, which we leave alone), so a plain
+            // store publishes us. Release, as the moves in `advance`.
+            self.published.store(range.end, Release);
+            // SeqCst fence: either a later range's finisher sees our move,
+            // or our look at its slot in `advance` sees its end.
+            fence(SeqCst);
+            self.advance(true);
+            return;
+        }
+        // Release: pairs with the Acquire load in `advance`, which passes
+        // it on through the published position.
+        self.slot(range.start).store(range.end, Release);
+        // SeqCst fence: either our load of the published position below
+        // sees the finisher before us reach our start, or that finisher's
+        // load of our slot (after its own SeqCst fence) sees our store.
+        fence(SeqCst);
+        self.advance(false);
+    }
+
+    fn slot(&self, start: u64) -> &AtomicU64 {
+        &self.slots[(start & self.mask) as usize]
+    }
+
+    /// Moves the published position over contiguous finished ranges;
+    /// `moved` when the caller moved it already (then waiters are woken
+    /// whether or not this call moves it further).
+    fn advance(&self, mut moved: bool) {
+        // Acquire: see the loop.
+        let mut published = self.published.load(Acquire);
+        loop {
+            // Acquire: pairs with the finisher's Release store, so that its
+            // work happens before our (Release) move of the position.
+            let end = self.slot(published).load(Acquire);
+            if end <= published {
+                break;
+            }
+            // AcqRel: Release publishes the range (and, transitively, what
+            // its finisher did); Acquire when another finisher moved it.
+            match self
+                .published
+                .compare_exchange(published, end, AcqRel, Acquire)
+            {
+                Ok(_) => {
+                    published = end;
+                    moved = true;
+                    // SeqCst fence: the other half of `finish`'s.
+                    fence(SeqCst);
+                }
+                Err(current) => published = current,
+            }
+        }
+        if moved {
+            self.wake_sleepers();
+        }
+    }
+
+    /// The published position: every number below it is finished.
+    ///
+    /// Acquire: whatever the finishers of those numbers did before
+    /// finishing happens before what the caller does next.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let seq = ordered_publish::Sequencer::new(5, 4);
+    /// assert_eq!(seq.published(), 5);
+    /// let r = seq.reserve(2);
+    /// seq.finish(r);
+    /// assert_eq!(seq.published(), 7);
+    /// ```
+    pub fn published(&self) -> u64 {
+        self.published.load(Acquire)
+    }
+
+    /// Waits until the published position reaches `end`: spinning a
+    /// little, then yielding, then asleep.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ordered_publish::Sequencer;
+    ///
+    /// let seq = Sequencer::new(0, 8);
+    /// let (first, second) = (seq.reserve(1), seq.reserve(1));
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| seq.finish(first));
+    ///     seq.finish(second.clone());
+    ///     seq.wait_published(second.end); // until `first` is finished too
+    /// });
+    /// assert_eq!(seq.published(), 2);
+    /// ```
+    pub fn wait_published(&self, end: u64) {
+        if self.published() < end {
+            self.wait_until(|| self.published() >= end);
+        }
+    }
+
+    /// Holds off new reservations and waits until every range reserved so
+    /// far is finished; reservations resume when the guard is dropped. For
+    /// work that no range may overlap (an engine switching the memtable its
+    /// writers insert into). One closer at a time: a second waits.
+    ///
+    /// Acquire: everything the finishers did happens before the caller's
+    /// next step. Dropping the guard is a Release that later reservations
+    /// acquire.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ordered_publish::Sequencer;
+    ///
+    /// let seq = Sequencer::new(0, 8);
+    /// let held = seq.reserve(1);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| seq.finish(held));
+    ///     let closed = seq.close(); // waits for `held`
+    ///     assert_eq!(closed.published(), 1);
+    /// });
+    /// assert_eq!(seq.reserve(1), 1..2); // open again
+    /// ```
+    pub fn close(&self) -> Closed<'_> {
+        let lock = self.closing.lock().unwrap_or_else(PoisonError::into_inner);
+        // AcqRel: Acquire orders our read of `end` after every reservation
+        // before it in `next`'s order; Release is not needed by anyone but
+        // keeps the pair with `Closed::drop` simple to argue.
+        let end = self.next.fetch_or(CLOSED, AcqRel) & !CLOSED;
+        self.wait_published(end);
+        Closed {
+            seq: self,
+            _lock: lock,
+        }
+    }
+
+    /// Waits until `done` holds, spinning, then yielding, then asleep on the
+    /// bell; whoever changes what `done` reads rings it (`wake_sleepers`).
+    fn wait_until(&self, done: impl Fn() -> bool) {
+        for _ in 0..SPINS {
+            if done() {
+                return;
+            }
+            spin_loop();
+        }
+        for _ in 0..YIELDS {
+            if done() {
+                return;
+            }
+            yield_now();
+        }
+        let mut guard: MutexGuard<'_, ()> =
+            self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
+        // Relaxed increment, then the SeqCst fence: the other half of the
+        // fence in `wake_sleepers` (Dekker): either the waker sees us
+        // counted, or our check below sees its change.
+        self.sleepers.fetch_add(1, Relaxed);
+        fence(SeqCst);
+        while !done() {
+            guard = self
+                .bell
+                .wait(guard)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        // Relaxed: only wakers read it, as a hint (a stale non-zero costs
+        // one spurious ring).
+        self.sleepers.fetch_sub(1, Relaxed);
+        drop(guard);
+    }
+
+    /// Rings the bell if anyone sleeps; called after every change a waiter
+    /// may wait for.
+    fn wake_sleepers(&self) {
+        // SeqCst fence: see `wait_until`.
+        fence(SeqCst);
+        if self.sleepers.load(Relaxed) > 0 {
+            // Taking the lock orders the ring after a sleeper's check, which
+            // it makes holding the lock until it waits.
+            let _guard = self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
+            self.bell.notify_all();
+        }
+    }
+}
+
+/// Reservations held off by [`Sequencer::close`], until the guard is
+/// dropped.
+///
+/// # Examples
+///
+/// ```
+/// let seq = ordered_publish::Sequencer::new(0, 8);
+/// let closed = seq.close();
+/// assert_eq!(closed.published(), 0);
+/// drop(closed); // reservations resume
+/// assert_eq!(seq.reserve(1), 0..1);
+/// ```
+#[must_use = "dropping the guard opens the sequencer again at once"]
+pub struct Closed<'a> {
+    seq: &'a Sequencer,
+    _lock: MutexGuard<'a, ()>,
+}
+
+impl fmt::Debug for Closed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Closed").field("seq", self.seq).finish()
+    }
+}
+
+impl Closed<'_> {
+    /// The published position, which is also where the next reservation
+    /// will start: every reserved range is finished.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let seq = ordered_publish::Sequencer::new(0, 8);
+    /// let r = seq.reserve(4);
+    /// seq.finish(r);
+    /// assert_eq!(seq.close().published(), 4);
+    /// ```
+    pub fn published(&self) -> u64 {
+        self.seq.published()
+    }
+}
+
+impl Drop for Closed<'_> {
+    fn drop(&mut self) {
+        // Release: a reservation that reads the cleared bit (Acquire) sees
+        // what the closer did meanwhile.
+        self.seq.next.fetch_and(!CLOSED, Release);
+        self.seq.wake_sleepers();
+    }
+}

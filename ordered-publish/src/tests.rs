@@ -1,0 +1,163 @@
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::thread;
+
+use crate::Sequencer;
+
+#[test]
+fn ranges_finished_out_of_order_publish_in_order() {
+    let seq = Sequencer::new(10, 16);
+    let ranges: Vec<_> = [3, 1, 4, 1, 5].iter().map(|&n| seq.reserve(n)).collect();
+    assert_eq!(ranges[0], 10..13);
+    assert_eq!(ranges[4], 19..24);
+    for &i in &[4, 2, 3] {
+        seq.finish(ranges[i].clone());
+        assert_eq!(seq.published(), 10, "nothing before range 0 is finished");
+    }
+    seq.finish(ranges[0].clone());
+    assert_eq!(seq.published(), 13, "range 1 is still open");
+    seq.finish(ranges[1].clone());
+    assert_eq!(seq.published(), 24);
+}
+
+#[test]
+fn the_ring_wraps_many_times() {
+    let seq = Sequencer::new(0, 4);
+    for round in 0..100u64 {
+        // b starts at most 3 past the published position: room in 4 slots.
+        let a = seq.reserve(1 + round % 3);
+        let b = seq.reserve(1);
+        seq.finish(b.clone());
+        seq.finish(a);
+        assert_eq!(seq.published(), b.end);
+    }
+}
+
+#[test]
+fn a_reservation_waits_for_room_in_the_ring() {
+    let seq = Sequencer::new(0, 2);
+    let a = seq.reserve(1);
+    let b = seq.reserve(1);
+    let reserved = AtomicBool::new(false);
+    thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let r = seq.reserve(1);
+            reserved.store(true, Relaxed);
+            r
+        });
+        thread::sleep(std::time::Duration::from_millis(if cfg!(miri) {
+            1
+        } else {
+            20
+        }));
+        assert!(!reserved.load(Relaxed), "two slots, two ranges open");
+        seq.finish(b);
+        seq.finish(a);
+        assert_eq!(waiter.join().unwrap(), 2..3);
+    });
+}
+
+#[test]
+fn close_waits_for_open_ranges_and_holds_off_new_ones() {
+    let seq = Sequencer::new(0, 8);
+    let open = seq.reserve(2);
+    let after_close = AtomicU64::new(u64::MAX);
+    thread::scope(|s| {
+        s.spawn(|| {
+            thread::sleep(std::time::Duration::from_millis(if cfg!(miri) {
+                1
+            } else {
+                10
+            }));
+            seq.finish(open);
+        });
+        let closed = seq.close();
+        assert_eq!(closed.published(), 2);
+        let reserver = s.spawn(|| {
+            let r = seq.reserve(1);
+            after_close.store(r.start, Relaxed);
+            seq.finish(r);
+        });
+        thread::sleep(std::time::Duration::from_millis(if cfg!(miri) {
+            1
+        } else {
+            10
+        }));
+        assert_eq!(after_close.load(Relaxed), u64::MAX, "reserved while closed");
+        drop(closed);
+        reserver.join().unwrap();
+    });
+    assert_eq!(after_close.into_inner(), 2);
+    assert_eq!(seq.published(), 3);
+}
+
+#[test]
+fn sleeping_waiters_are_woken_by_the_finisher() {
+    let seq = Sequencer::new(0, 64);
+    let ranges: Vec<_> = (0..4).map(|_| seq.reserve(1)).collect();
+    thread::scope(|s| {
+        let waiters: Vec<_> = ranges
+            .iter()
+            .map(|r| {
+                let (seq, end) = (&seq, r.end);
+                s.spawn(move || seq.wait_published(end))
+            })
+            .collect();
+        thread::sleep(std::time::Duration::from_millis(if cfg!(miri) {
+            1
+        } else {
+            20
+        }));
+        for r in ranges.iter().rev() {
+            seq.finish(r.clone());
+        }
+        for w in waiters {
+            w.join().unwrap();
+        }
+    });
+    assert_eq!(seq.published(), 4);
+}
+
+#[test]
+fn empty_ranges_take_nothing() {
+    let seq = Sequencer::new(3, 4);
+    let empty = seq.reserve(0);
+    assert_eq!(empty, 3..3);
+    seq.finish(empty);
+    assert_eq!((seq.reserve(1), seq.published()), (3..4, 3));
+}
+
+#[test]
+#[should_panic(expected = "exhausted")]
+fn running_out_of_numbers_panics() {
+    let seq = Sequencer::new(crate::SEQUENCE_LIMIT - 2, 4);
+    let _ = seq.reserve(3);
+}
+
+#[test]
+fn concurrent_writers_each_see_their_own_work_published() {
+    let threads = if cfg!(miri) { 2 } else { 4 };
+    let per_thread = if cfg!(miri) { 20 } else { 2000 };
+    let seq = Sequencer::new(0, 16);
+    let done: Vec<AtomicBool> = (0..threads * per_thread)
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    thread::scope(|s| {
+        for _ in 0..threads {
+            let (seq, done) = (&seq, &done);
+            s.spawn(move || {
+                for _ in 0..per_thread {
+                    let r = seq.reserve(1);
+                    done[r.start as usize].store(true, Relaxed);
+                    seq.finish(r.clone());
+                    seq.wait_published(r.end);
+                    // Everything published is done (Acquire in `published`).
+                    let published = seq.published();
+                    for d in &done[..published as usize] {
+                        assert!(d.load(Relaxed), "published past unfinished work");
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(seq.published(), (threads * per_thread) as u64);
+}
