@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ThreadSanitizer over the concurrent tests (issue 8): every multi-threaded
 # integration test file (one that uses std::thread) under arena/, write-group/,
-# skiplist/ and vecmem/ tests/, except the loom models, and the engine's
+# skiplist/, vecmem/ and ordered-publish/ tests/, except the loom models, and the engine's
 # multi-threaded tests in lsm-demo. The pinned nightly (.ci/toolchain.sh) with
 # -Zbuild-std, so the standard library is instrumented too. No suppressions:
 # any report fails the run.
@@ -34,7 +34,7 @@ tsan() {
   echo "=== tsan: $crate clean ($((SECONDS - started)) s)"
 }
 
-for crate in arena write-group skiplist vecmem; do
+for crate in arena write-group skiplist vecmem ordered-publish; do
   args=()
   for f in "$crate"/tests/*.rs; do
     [ -e "$f" ] || continue
@@ -52,6 +52,6 @@ done
 
 # The engine: its multi-threaded tests only (the single-threaded model and
 # fault tests add nothing under TSan and take long).
-tsan lsm-demo --test engine -- concurrent_sync_writers parallel_and_serial
+tsan lsm-demo --test engine -- concurrent_sync_writers parallel_and_serial logged_and_unlogged
 tsan lsm-demo --test fault_injection -- synced_writes_survive random_faults_with_concurrent a_flush_backlog
 echo "=== tsan: all clean"

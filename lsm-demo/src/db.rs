@@ -4,34 +4,46 @@
 //! # The write path
 //!
 //! ```text
-//! put ─► make_room_for_write ─► WriteGroup::write(item)
-//!          (switch a full memtable      │ leader: sequences, one log record
-//!           under enter_unbatched;      │         for the group, one fdatasync
-//!           stall while flushes         │ apply:  serial (leader inserts for
-//!           fall behind)                │         all) or parallel (tree wake-up)
-//!                                       │ publish: last sequence visible
-//!                                       ▼ (after every insert of the group)
-//!                                    return
+//! put ─► make_room_for_write ─┬─ with the log: WriteGroup::write(item)
+//!          (switch a full       │    leader: reserve the group's sequence
+//!           memtable under the  │            numbers, one log record, one
+//!           unbatched entry and │            fdatasync if asked
+//!           a closed sequencer; │    apply:  serial (leader inserts for all)
+//!           stall while flushes │            or parallel (tree wake-up)
+//!           fall behind)        │    publish: finish the group's range
+//!                               └─ without the log: reserve, insert beside
+//!                                  everyone else, finish, no group at all
+//!                                  ▼
+//!                       wait until the sequencer's published position
+//!                       passes the write (every earlier write is in too)
 //! ```
+//!
+//! Sequence numbers come from an [`ordered_publish::Sequencer`]: one
+//! compare-and-swap reserves a range, and readers see everything below its
+//! published position, which never passes a write still being inserted, so
+//! nobody sees part of a batch and a writer reads its own write once it
+//! returns.
 //!
 //! # Shared memory one unsynced write touches
 //!
 //! Every atomic read-modify-write, lock and store to a cache line that other
 //! writers use, on the path of one `put` without `sync` (a group of one, as
 //! unsynced writes from a few threads mostly are). Loads of lines that are
-//! almost never written (the background-error flag, the memtable-full flag)
-//! are not listed: they stay shared in every core's cache.
+//! almost never written (the background-error flag, the memtable-full flag,
+//! the memtable pointer) are not listed: they stay shared in every core's
+//! cache.
 //!
-//! | step | until 2026-12-05 | now |
-//! |---|---|---|
-//! | room in the memtable | `state` mutex (lock, unlock) and the arena's size counters read | a load of the memtable-full flag, which a leader sets now and then |
-//! | the version for the leader | `state` mutex (lock, unlock), `Arc<Version>` clone and drop | none: the memtable sits in the [`LeaderCell`] |
-//! | the log and sequence state | `log` mutex (lock, unlock) | none: [`LeaderCell`], passed on with leadership |
-//! | the memtable for each member | `Arc<Memtable>` clone by the leader, drop by the member | none: a reference in the group's token |
-//! | the log record | a heap buffer per group | a buffer reused by leaders |
-//! | the write group | joining and leaving its queue, the publish turn | the same |
-//! | the memtable insert | the skiplist's links, the arena shard's bump | the same |
-//! | visibility | one store of the visible sequence per group | the same |
+//! | step | until 2026-12-05 | with the log | without the log |
+//! |---|---|---|---|
+//! | room in the memtable | `state` mutex (lock, unlock) and the arena's size counters read | a load of the memtable-full flag, set now and then by a leader | the same, set now and then by a writer |
+//! | the version for the leader | `state` mutex (lock, unlock), `Arc<Version>` clone and drop | none: the memtable sits in the [`LeaderCell`] | none: a pointer, replaced only while the sequencer is closed |
+//! | the log and sequence state | `log` mutex (lock, unlock) | none: [`LeaderCell`], passed on with leadership | no log |
+//! | the memtable for each member | `Arc<Memtable>` clone by the leader, drop by the member | none: a reference in the group's token | none |
+//! | the log record | a heap buffer per group | a buffer reused by leaders | no log |
+//! | the write group | joining and leaving its queue, the publish turn | the same | none |
+//! | sequence numbers | a counter in the log state, under its mutex | the sequencer's compare-and-swap | the same |
+//! | the memtable insert | the skiplist's links, the arena shard's bump | the same | the same |
+//! | visibility | one store of the visible sequence per group | finishing the range: a store to the published position (or a ring slot), a fence | the same |
 //!
 //! [`LeaderCell`]: write_group::LeaderCell
 //!
@@ -40,7 +52,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -61,6 +73,7 @@ use crate::recovery::{
 };
 use crate::version::{TableIterAdapter, Version, build_table};
 use crate::wal::{LogWriter, MAX_RECORD_LEN};
+use ordered_publish::Sequencer;
 
 /// State changed only under `Shared::state`.
 struct State {
@@ -82,8 +95,6 @@ struct State {
 struct LogState {
     writer: Option<LogWriter>,
     number: u64,
-    /// The next sequence to allocate.
-    next_sequence: u64,
     /// The mutable memtable (also `Version::mem`): replaced only under the
     /// unbatched entry, after every group given the old one has finished.
     mem: Arc<Memtable>,
@@ -100,8 +111,13 @@ pub(crate) struct Shared {
     opts: Options,
     fs: Arc<dyn FileSystem>,
     group: write_group::WriteGroup<WriteItem, Shared>,
-    /// The last sequence whose writes are all visible to readers.
-    visible_sequence: AtomicU64,
+    /// Hands out sequence numbers and publishes them in order: everything
+    /// below its published position is inserted, so readers see it.
+    seq: Sequencer,
+    /// The mutable memtable, for writes that skip the write group (those
+    /// without the log): points into `LogState::mem`'s `Arc`, and is only
+    /// replaced while `seq` is closed.
+    current_mem: AtomicPtr<Memtable>,
     log: write_group::LeaderCell<LogState>,
     /// Set by a leader once the mutable memtable is full: writers take the
     /// slow path of `make_room_for_write` while it is set.
@@ -297,7 +313,6 @@ impl DB {
         let log = group.leader_cell(LogState {
             writer: Some(recovered.log),
             number: recovered.log_number,
-            next_sequence,
             mem: version.mem.clone(),
             bytes_since_check: 0,
             next_check: first_size_check(opts.write_buffer_size),
@@ -308,7 +323,8 @@ impl DB {
             opts: opts.clone(),
             fs,
             group,
-            visible_sequence: AtomicU64::new(next_sequence - 1),
+            seq: Sequencer::new(next_sequence, SEQUENCER_WINDOW),
+            current_mem: AtomicPtr::new(Arc::as_ptr(&version.mem).cast_mut()),
             log,
             memtable_full: AtomicBool::new(false),
             state: Mutex::new(State {
@@ -616,6 +632,10 @@ impl DB {
         }
         self.shared.check_bg_error()?;
         self.shared.make_room_for_write(wo.no_slowdown)?;
+        if wo.disable_wal {
+            self.shared.write_unlogged(&batch)?;
+            return Ok(batch);
+        }
         let mut item = WriteItem {
             batch,
             sync: wo.sync,
@@ -636,6 +656,10 @@ impl DB {
                     "the write group's leader panicked; the write was not applied".into(),
                 ),
             })?;
+        // Our group is published; an earlier write (without the log) may
+        // still be inserting: visible means everything up to ours is.
+        let end = item.first_sequence + item.batch.len() as u64;
+        self.shared.seq.wait_published(end);
         if self.shared.opts.unordered_write {
             // The group published our sequences already; insert now, on our own.
             let mem = item.mem.as_ref().expect("the leader assigns a memtable");
@@ -1455,10 +1479,10 @@ impl DBRawIterator<'_> {
 // ---- the write group's callbacks -------------------------------------------
 
 /// The token a group's leader hands to `apply` and `publish`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub(crate) struct GroupEnd {
-    /// The group's last sequence.
-    last: u64,
+    /// The group's sequence numbers.
+    range: std::ops::Range<u64>,
     /// Whether members insert into the memtable concurrently.
     parallel: bool,
     /// The memtable the group's writes go to.
@@ -1544,7 +1568,15 @@ impl write_group::Commit<WriteItem> for Shared {
         &self,
         members: &mut write_group::GroupMembers<'_, WriteItem>,
     ) -> Result<write_group::Lead<GroupEnd>> {
-        let first = self.log.get(members).next_sequence;
+        let count: u64 = members.iter().map(|item| item.batch.len() as u64).sum();
+        // One step for the whole group; the range must be finished on every
+        // path, or the published position stops before it.
+        let range = self.seq.reserve(count);
+        let first = range.start;
+        if range.end - 1 > MAX_SEQUENCE {
+            self.seq.finish(range);
+            return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
+        }
         let mut seq = first;
         let mut sync = false;
         let mut use_wal = false;
@@ -1556,10 +1588,6 @@ impl write_group::Commit<WriteItem> for Shared {
             use_wal |= !item.disable_wal;
             bytes += item.batch.data_size();
         }
-        let count = seq - first;
-        if seq - 1 > MAX_SEQUENCE {
-            return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
-        }
         let (log, members) = self.log.get_with_members(members);
         if use_wal {
             let mut record = std::mem::take(&mut log.record);
@@ -1570,6 +1598,7 @@ impl write_group::Commit<WriteItem> for Shared {
             }
             let log_number = log.number;
             let Some(writer) = log.writer.as_mut() else {
+                self.seq.finish(range);
                 return Err(self.background_error());
             };
             let result = writer.add_record(&record).and_then(|()| {
@@ -1586,10 +1615,11 @@ impl write_group::Commit<WriteItem> for Shared {
             if let Err(e) = result {
                 // The log may now hold part of the record: no later write may
                 // follow it. Refuse writes until `resume` retires this log.
-                // The group's sequence numbers stay used: a whole record
-                // (a failed sync) may still be read back from this log.
+                // The group's sequence numbers stay used (finished with
+                // nothing inserted): a whole record (a failed sync) may
+                // still be read back from this log.
                 log.writer = None;
-                log.next_sequence = seq;
+                self.seq.finish(range);
                 let err = Error::io(
                     format!("writing {}", log_path(&self.dir, log_number).display()),
                     e,
@@ -1602,7 +1632,6 @@ impl write_group::Commit<WriteItem> for Shared {
             // once, so the line stays shared among writers.
             log.mem.has_unlogged.store(true, Ordering::Relaxed);
         }
-        log.next_sequence = seq;
         self.note_memtable_growth(log, bytes);
         // A synced group's members slept through the sync: waking each to
         // insert a small batch costs more than the leader inserting it.
@@ -1611,7 +1640,7 @@ impl write_group::Commit<WriteItem> for Shared {
             && members.len() > 1
             && !(sync && small_batches);
         let token = GroupEnd {
-            last: seq - 1,
+            range,
             parallel,
             mem: MemtableRef(Arc::as_ptr(&log.mem)),
         };
@@ -1650,9 +1679,10 @@ impl write_group::Commit<WriteItem> for Shared {
     }
 
     fn publish(&self, token: GroupEnd) {
-        // Release: a reader that acquires this sequence sees every insert of
-        // the group (the write group orders all applies before publish).
-        self.visible_sequence.store(token.last, Ordering::Release);
+        // Every insert of the group is done (the write group orders all
+        // applies before publish): readers may see it once the ranges
+        // before it are finished too.
+        self.seq.finish(token.range);
     }
 }
 
@@ -1667,6 +1697,10 @@ fn check_batch_size(data_size: usize) -> Result<()> {
     }
     Ok(())
 }
+
+/// How far, in sequence numbers, a write's range may start past the
+/// published position (the sequencer's ring): writers wait beyond it.
+const SEQUENCER_WINDOW: usize = 1 << 16;
 
 /// The write group's unbatched entry, as the engine holds it.
 type Unbatched<'a> = write_group::UnbatchedGuard<'a, WriteItem, Shared>;
@@ -1730,10 +1764,60 @@ impl Shared {
         }
     }
 
+    /// A write without the log: no write group, no leader. The sequence
+    /// numbers come from the sequencer in one step, the insert runs beside
+    /// everyone else's, and the write returns once it is published.
+    fn write_unlogged(&self, batch: &WriteBatch) -> Result<()> {
+        let range = self.seq.reserve(batch.len() as u64);
+        if range.end - 1 > MAX_SEQUENCE {
+            self.seq.finish(range);
+            return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
+        }
+        // Acquire: pairs with the Release store in `install_new_log`.
+        let mem = self.current_mem.load(Ordering::Acquire);
+        // SAFETY: `current_mem` points into the `Arc` held by
+        // `LogState::mem`, which `install_new_log` replaces only while the
+        // sequencer is closed; closing waits for every reserved range to
+        // be finished, ours included, so the memtable outlives this use.
+        // The reservation (Acquire) made after the last reopening sees the
+        // pointer stored before it.
+        let mem = unsafe { &*mem };
+        mem.rep.insert_batch(range.start, batch, true);
+        if !mem.has_unlogged.load(Ordering::Relaxed) {
+            // Relaxed: read on drop, after every write has returned.
+            mem.has_unlogged.store(true, Ordering::Relaxed);
+        }
+        self.note_unlogged_growth(mem, batch.data_size());
+        self.seq.finish(range.clone());
+        self.seq.wait_published(range.end);
+        Ok(())
+    }
+
+    /// The size check of [`Self::note_memtable_growth`] for writes without
+    /// a leader: each thread counts its own bytes and looks at the real
+    /// size once it has written a sixteenth of the buffer (at most 64 KiB).
+    fn note_unlogged_growth(&self, mem: &Memtable, bytes: usize) {
+        thread_local! {
+            static UNCHECKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        }
+        let every = (self.opts.write_buffer_size / 16).min(64 << 10);
+        let unchecked = UNCHECKED.get() + bytes;
+        if unchecked < every {
+            UNCHECKED.set(unchecked);
+            return;
+        }
+        UNCHECKED.set(0);
+        if mem.rep.memory_usage() >= self.opts.write_buffer_size {
+            // Relaxed: a hint; writers re-check under the unbatched entry.
+            self.memtable_full.store(true, Ordering::Relaxed);
+        }
+    }
+
     #[inline]
     fn visible(&self) -> u64 {
-        // Acquire: pairs with the Release in `publish`.
-        self.visible_sequence.load(Ordering::Acquire)
+        // The sequencer's published position is one past the last visible
+        // sequence; its Acquire makes the inserts below it visible to us.
+        self.seq.published() - 1
     }
 
     fn current(&self) -> Arc<Version> {
@@ -1914,6 +1998,10 @@ impl Shared {
             log.writer = Some(writer);
             log.number = number;
         }
+        // Writes without the log skip the unbatched entry: closing the
+        // sequencer waits for those in flight and holds new ones off until
+        // the new memtable is in place.
+        let closed = self.seq.close();
         let old = st.version.mem.clone();
         // unordered_write: writers of earlier groups may still be inserting
         // into the old memtable (they insert after leaving their group). No
@@ -1932,6 +2020,11 @@ impl Shared {
         log.mem = mem.clone();
         log.bytes_since_check = 0;
         log.next_check = first_size_check(self.opts.write_buffer_size);
+        // Writes without the log reach the memtable through the pointer
+        // (see `write_unlogged`). Release: reservations after the reopening
+        // acquire it.
+        self.current_mem
+            .store(Arc::as_ptr(&mem).cast_mut(), Ordering::Release);
         // Relaxed: read as a hint; writers re-check under the unbatched
         // entry, which this thread holds.
         self.memtable_full.store(false, Ordering::Relaxed);
@@ -1939,6 +2032,7 @@ impl Shared {
             v.imm.insert(0, old);
             v.mem = mem;
         }));
+        drop(closed);
         self.bg_cv.notify_all();
         Ok(())
     }
