@@ -23,6 +23,16 @@
 //! until every reserved range is finished: the moment for work no range may
 //! overlap (an engine switching the memtable its writers insert into).
 //!
+//! Two more types share the ring:
+//! - a [`Tracker`] is the publishing half alone, for positions numbered
+//!   elsewhere (how far a log is written, how far it is synced), with the
+//!   same waits;
+//! - an [`OrderedQueue`] takes items posted under ranges in any order and
+//!   hands them out in range order to one drainer at a time: the combining
+//!   writer of a log that many threads fill (each posts its record, whoever
+//!   finds the drain free writes everything posted, in order, with one
+//!   call, and looks again after letting go, so nothing is left behind).
+//!
 //! # When to use it
 //!
 //! When many threads produce work that must become visible in a global
@@ -68,17 +78,22 @@
 //! # Verification
 //!
 //! loom models of finishing in any order with the work published, sleeping
-//! waiters, closing around a switch, and a full ring (`tests/loom.rs`,
-//! `LOOM_MAX_PREEMPTIONS=2`; they fail if `finish`'s fence is removed, and
-//! caught an ordering bug in the ring), and a stress test checking that no
-//! thread ever sees the published position pass unfinished work
-//! (`tests/stress.rs`, also under ThreadSanitizer). The crate has no
-//! `unsafe`; its unit tests also pass under miri.
+//! waiters, closing around a switch, a full ring, and posting and draining
+//! (`tests/loom.rs`, `LOOM_MAX_PREEMPTIONS=2`; they fail if `finish`'s
+//! fence, the drain's fence or its second look is removed, and caught an
+//! ordering bug in the ring), miri on the unit tests (the queue's `unsafe`
+//! boxes), and a stress test checking that no thread ever sees the
+//! published position pass unfinished work (`tests/stress.rs`, also under
+//! ThreadSanitizer).
 
+mod queue;
 mod sequencer;
 mod sync;
+mod tracker;
 
+pub use queue::OrderedQueue;
 pub use sequencer::{Closed, SEQUENCE_LIMIT, Sequencer};
+pub use tracker::Tracker;
 
 #[cfg(test)]
 mod tests;

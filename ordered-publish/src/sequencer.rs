@@ -1,16 +1,15 @@
-//! The [`Sequencer`]: reservations, the ring of finished ranges, the
-//! published position, and the ways to wait.
+//! The [`Sequencer`]: reservations in one step, on top of a [`Tracker`]
+//! that publishes them in order, and closing.
 
 use std::fmt;
 use std::ops::Range;
 use std::sync::PoisonError;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{
-    AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard, fence, spin_loop, yield_now,
-};
+use crate::sync::{AtomicU64, Mutex, MutexGuard};
+use crate::tracker::Tracker;
 
 /// Bit 63 of `next`: new reservations wait (see [`Sequencer::close`]).
 const CLOSED: u64 = 1 << 63;
@@ -25,23 +24,15 @@ const CLOSED: u64 = 1 << 63;
 /// ```
 pub const SEQUENCE_LIMIT: u64 = CLOSED;
 
-/// Checks of a waited-for condition spent spinning before yielding.
-const SPINS: u32 = if cfg!(loom) { 1 } else { 64 };
-/// Yields before sleeping.
-const YIELDS: u32 = if cfg!(loom) { 1 } else { 16 };
-
 /// Hands out ranges of sequence numbers with one atomic step, lets their
 /// holders finish them in any order, and publishes them in order: the
 /// published position is the end of the longest finished prefix.
 ///
-/// A finished range's end goes into a ring slot named after its start;
-/// whoever finishes the range that the published position points at moves
-/// the position over every contiguous finished range after it. The ring
-/// holds `capacity` slots, so a reservation waits while its start would be
-/// `capacity` or more numbers past the published position (a range uses
-/// one slot however long it is: a long range only holds back the ranges
-/// after it). A thread must not wait for room while it holds an unfinished
-/// range itself.
+/// The publishing is a [`Tracker`]'s: a ring of `capacity` slots, so a
+/// reservation waits while its start would be `capacity` or more numbers
+/// past the published position (a range uses one slot however long it is:
+/// a long range only holds back the ranges after it). A thread must not
+/// wait for room while it holds an unfinished range itself.
 ///
 /// Everything a thread did before [`finish`](Self::finish)ing a range
 /// happens before whatever a thread does after it sees the published
@@ -65,19 +56,8 @@ const YIELDS: u32 = if cfg!(loom) { 1 } else { 16 };
 pub struct Sequencer {
     /// The next number to hand out, and the [`CLOSED`] bit.
     next: CachePadded<AtomicU64>,
-    /// Every number below it is finished (and so published).
-    published: CachePadded<AtomicU64>,
-    /// `slots[start % capacity]`: the end of the finished range that starts
-    /// at `start`, or an older value at or below the published position.
-    slots: Box<[AtomicU64]>,
-    /// `capacity - 1`; the capacity is a power of two.
-    mask: u64,
-    /// Threads asleep in a wait, so that those who change the state know
-    /// to wake them; kept on a line of its own, read by every finisher.
-    sleepers: CachePadded<AtomicUsize>,
-    /// The sleepers' lock and bell (the slow path only).
-    sleep: Mutex<()>,
-    bell: Condvar,
+    /// Publishes the finished ranges in order.
+    tracker: Tracker,
     /// Held by a [`Closed`] guard: one closer at a time.
     closing: Mutex<()>,
 }
@@ -89,8 +69,7 @@ impl fmt::Debug for Sequencer {
         f.debug_struct("Sequencer")
             .field("next", &(next & !CLOSED))
             .field("closed", &(next & CLOSED != 0))
-            .field("published", &self.published.load(Relaxed))
-            .field("capacity", &self.slots.len())
+            .field("tracker", &self.tracker)
             .finish()
     }
 }
@@ -117,17 +96,9 @@ impl Sequencer {
             first < SEQUENCE_LIMIT,
             "the first sequence must be below 2^63"
         );
-        let capacity = capacity.max(2).next_power_of_two();
-        // Slots start at `first`, which no range can end at: not finished.
-        let slots = (0..capacity).map(|_| AtomicU64::new(first)).collect();
         Sequencer {
             next: CachePadded::new(AtomicU64::new(first)),
-            published: CachePadded::new(AtomicU64::new(first)),
-            slots,
-            mask: capacity as u64 - 1,
-            sleepers: CachePadded::new(AtomicUsize::new(0)),
-            sleep: Mutex::new(()),
-            bell: Condvar::new(),
+            tracker: Tracker::new(first, capacity),
             closing: Mutex::new(()),
         }
     }
@@ -141,7 +112,23 @@ impl Sequencer {
     /// assert_eq!(ordered_publish::Sequencer::new(0, 3).capacity(), 4);
     /// ```
     pub fn capacity(&self) -> usize {
-        self.slots.len()
+        self.tracker.capacity()
+    }
+
+    /// The tracker that publishes this sequencer's ranges: its waits, and
+    /// [`Tracker::wake_waiters`] for callers that wait with a `stop`
+    /// condition.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let seq = ordered_publish::Sequencer::new(0, 8);
+    /// let r = seq.reserve(1);
+    /// seq.finish(r);
+    /// assert!(seq.tracker().wait_published_or(1, || false));
+    /// ```
+    pub fn tracker(&self) -> &Tracker {
+        &self.tracker
     }
 
     /// Reserves the next `n` sequence numbers with one compare-and-swap
@@ -169,6 +156,7 @@ impl Sequencer {
     /// assert_eq!(seq.reserve(5), 9..14);
     /// ```
     pub fn reserve(&self, n: u64) -> Range<u64> {
+        let mask = self.tracker.mask();
         // Relaxed: the compare-and-swap below decides; this only guesses.
         let mut next = self.next.load(Relaxed);
         loop {
@@ -176,19 +164,18 @@ impl Sequencer {
             if n == 0 {
                 return start..start;
             }
-            // Acquire: the slot our range will use last held the end of
-            // a range `capacity` numbers back, published by the position
-            // we read; Acquire orders that store before ours, so ours comes
-            // later in the slot's modification order (with Relaxed, loom
-            // finds the old end overwriting our new one). A stale value can
-            // only make the ring look fuller than it is.
-            let room = start.saturating_sub(self.published.load(Acquire)) <= self.mask;
+            // `published` is Acquire: the slot our range will use last held
+            // the end of a range `capacity` numbers back, published by the
+            // position we read; Acquire orders that store before ours, so
+            // ours comes later in the slot's modification order (with
+            // Relaxed, loom finds the old end overwriting our new one). A
+            // stale value can only make the ring look fuller than it is.
+            let room = start.saturating_sub(self.tracker.published()) <= mask;
             if next & CLOSED != 0 || !room {
-                self.wait_until(|| {
-                    // Acquire: see `published`.
+                self.tracker.wait_until(|| {
+                    // Relaxed: only a reason to try the compare-and-swap.
                     let now = self.next.load(Relaxed);
-                    now & CLOSED == 0
-                        && now.saturating_sub(self.published.load(Acquire)) <= self.mask
+                    now & CLOSED == 0 && now.saturating_sub(self.tracker.published()) <= mask
                 });
                 next = self.next.load(Relaxed);
                 continue;
@@ -206,10 +193,8 @@ impl Sequencer {
 
     /// Marks a reserved range finished; if it was the first unpublished
     /// one, moves the published position over it and over every contiguous
-    /// finished range after it, and wakes sleeping waiters.
-    ///
-    /// Release: whatever this thread did before is visible to whoever sees
-    /// the published position pass `range`.
+    /// finished range after it, and wakes sleeping waiters (see
+    /// [`Tracker::finish`]).
     ///
     /// # Panics
     ///
@@ -229,76 +214,15 @@ impl Sequencer {
     /// assert_eq!(seq.published(), 3);
     /// ```
     pub fn finish(&self, range: Range<u64>) {
-        if range.is_empty() {
-            return;
-        }
         debug_assert!(
-            range.end <= self.next.load(Relaxed) & !CLOSED,
+            range.is_empty() || range.end <= self.next.load(Relaxed) & !CLOSED,
             "not reserved"
         );
-        // Acquire: see `advance`.
-        if self.published.load(Acquire) == range.start {
-            // At the head: nobody else can move the position from our
-            // start (that takes our slot, which we leave alone), so a plain
-            // store publishes us. Release, as the moves in `advance`.
-            self.published.store(range.end, Release);
-            // SeqCst fence: either a later range's finisher sees our move,
-            // or our look at its slot in `advance` sees its end.
-            fence(SeqCst);
-            self.advance(true);
-            return;
-        }
-        // Release: pairs with the Acquire load in `advance`, which passes
-        // it on through the published position.
-        self.slot(range.start).store(range.end, Release);
-        // SeqCst fence: either our load of the published position below
-        // sees the finisher before us reach our start, or that finisher's
-        // load of our slot (after its own SeqCst fence) sees our store.
-        fence(SeqCst);
-        self.advance(false);
+        self.tracker.finish(range);
     }
 
-    fn slot(&self, start: u64) -> &AtomicU64 {
-        &self.slots[(start & self.mask) as usize]
-    }
-
-    /// Moves the published position over contiguous finished ranges;
-    /// `moved` when the caller moved it already (then waiters are woken
-    /// whether or not this call moves it further).
-    fn advance(&self, mut moved: bool) {
-        // Acquire: see the loop.
-        let mut published = self.published.load(Acquire);
-        loop {
-            // Acquire: pairs with the finisher's Release store, so that its
-            // work happens before our (Release) move of the position.
-            let end = self.slot(published).load(Acquire);
-            if end <= published {
-                break;
-            }
-            // AcqRel: Release publishes the range (and, transitively, what
-            // its finisher did); Acquire when another finisher moved it.
-            match self
-                .published
-                .compare_exchange(published, end, AcqRel, Acquire)
-            {
-                Ok(_) => {
-                    published = end;
-                    moved = true;
-                    // SeqCst fence: the other half of `finish`'s.
-                    fence(SeqCst);
-                }
-                Err(current) => published = current,
-            }
-        }
-        if moved {
-            self.wake_sleepers();
-        }
-    }
-
-    /// The published position: every number below it is finished.
-    ///
-    /// Acquire: whatever the finishers of those numbers did before
-    /// finishing happens before what the caller does next.
+    /// The published position: every number below it is finished (see
+    /// [`Tracker::published`]).
     ///
     /// # Examples
     ///
@@ -310,7 +234,7 @@ impl Sequencer {
     /// assert_eq!(seq.published(), 7);
     /// ```
     pub fn published(&self) -> u64 {
-        self.published.load(Acquire)
+        self.tracker.published()
     }
 
     /// Waits until the published position reaches `end`: spinning a
@@ -331,9 +255,7 @@ impl Sequencer {
     /// assert_eq!(seq.published(), 2);
     /// ```
     pub fn wait_published(&self, end: u64) {
-        if self.published() < end {
-            self.wait_until(|| self.published() >= end);
-        }
+        self.tracker.wait_published(end);
     }
 
     /// Holds off new reservations and waits until every range reserved so
@@ -369,53 +291,6 @@ impl Sequencer {
         Closed {
             seq: self,
             _lock: lock,
-        }
-    }
-
-    /// Waits until `done` holds, spinning, then yielding, then asleep on the
-    /// bell; whoever changes what `done` reads rings it (`wake_sleepers`).
-    fn wait_until(&self, done: impl Fn() -> bool) {
-        for _ in 0..SPINS {
-            if done() {
-                return;
-            }
-            spin_loop();
-        }
-        for _ in 0..YIELDS {
-            if done() {
-                return;
-            }
-            yield_now();
-        }
-        let mut guard: MutexGuard<'_, ()> =
-            self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
-        // Relaxed increment, then the SeqCst fence: the other half of the
-        // fence in `wake_sleepers` (Dekker): either the waker sees us
-        // counted, or our check below sees its change.
-        self.sleepers.fetch_add(1, Relaxed);
-        fence(SeqCst);
-        while !done() {
-            guard = self
-                .bell
-                .wait(guard)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
-        // Relaxed: only wakers read it, as a hint (a stale non-zero costs
-        // one spurious ring).
-        self.sleepers.fetch_sub(1, Relaxed);
-        drop(guard);
-    }
-
-    /// Rings the bell if anyone sleeps; called after every change a waiter
-    /// may wait for.
-    fn wake_sleepers(&self) {
-        // SeqCst fence: see `wait_until`.
-        fence(SeqCst);
-        if self.sleepers.load(Relaxed) > 0 {
-            // Taking the lock orders the ring after a sleeper's check, which
-            // it makes holding the lock until it waits.
-            let _guard = self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
-            self.bell.notify_all();
         }
     }
 }
@@ -466,6 +341,6 @@ impl Drop for Closed<'_> {
         // Release: a reservation that reads the cleared bit (Acquire) sees
         // what the closer did meanwhile.
         self.seq.next.fetch_and(!CLOSED, Release);
-        self.seq.wake_sleepers();
+        self.seq.tracker.wake_waiters();
     }
 }

@@ -155,3 +155,35 @@ fn a_reservation_waits_for_room_and_is_woken() {
         assert_eq!(seq.published(), 3);
     });
 }
+
+/// Two posters post and drain while the other may hold the drain: every
+/// item is taken once, in range order, and none is left behind (the
+/// drainer looks again after letting go).
+#[test]
+fn posted_items_are_drained_once_in_order_by_whoever_is_free() {
+    use ordered_publish::OrderedQueue;
+    use std::sync::Mutex;
+
+    loom::model(|| {
+        let seq = Arc::new(Sequencer::new(0, 4));
+        let queue = Arc::new(OrderedQueue::new(0, 4));
+        let taken = Arc::new(Mutex::new(Vec::new()));
+        let posters: Vec<_> = (0..2u64)
+            .map(|t| {
+                let (seq, queue, taken) = (seq.clone(), queue.clone(), taken.clone());
+                thread::spawn(move || {
+                    let range = seq.reserve(1 + t);
+                    queue.post(range.clone(), t);
+                    queue.drain(|_, pass| taken.lock().unwrap().extend(pass.drain(..)));
+                })
+            })
+            .collect();
+        for p in posters {
+            p.join().unwrap();
+        }
+        let taken = taken.lock().unwrap();
+        assert_eq!(taken.len(), 2, "an item left behind: {taken:?}");
+        assert_eq!(taken[0].0.start, 0);
+        assert_eq!(taken[0].0.end, taken[1].0.start, "out of order");
+    });
+}

@@ -1,0 +1,264 @@
+//! [`OrderedQueue`]: items posted under sequence ranges in any order, taken
+//! out in range order by one drainer at a time.
+
+use std::fmt;
+use std::ops::Range;
+use std::ptr;
+use std::sync::TryLockError;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+
+use crate::sync::{AtomicPtr, Mutex, fence};
+use crate::tracker::Tracker;
+
+/// An item and the end of the range it was posted under.
+struct Posted<T> {
+    end: u64,
+    item: T,
+}
+
+/// What only the drainer touches: where the next pass starts, and the
+/// items of the pass (a buffer kept between passes).
+struct DrainState<T> {
+    taken: u64,
+    pass: Vec<(Range<u64>, T)>,
+}
+
+/// Items posted under ranges of sequence numbers, in any order, and taken
+/// out in the ranges' order by one thread at a time: the combining writer
+/// of a log that many threads fill (each posts its record, whoever finds
+/// the drain free writes every record posted so far, in order, with one
+/// call).
+///
+/// Every range of the numbering must be posted once (with an item that
+/// says "nothing" where there is nothing to take), or draining stops before
+/// it; a range may start at most `capacity` numbers past the drained
+/// position (ranges reserved from a [`Sequencer`](crate::Sequencer) of the
+/// same capacity, each finished only after it was drained, keep to that).
+///
+/// Whoever posts should then call [`drain`](Self::drain): either it drains,
+/// or another thread is draining and will take the new item before it lets
+/// go (it looks again after letting go), so no posted item is left behind.
+///
+/// # Examples
+///
+/// ```
+/// use ordered_publish::{OrderedQueue, Sequencer};
+///
+/// let seq = Sequencer::new(0, 64);
+/// let log = OrderedQueue::new(0, 64);
+/// let mut written = Vec::new();
+/// let (a, b) = (seq.reserve(2), seq.reserve(1));
+/// log.post(b.clone(), "second");
+/// assert!(log.drain(|_, pass| written.extend(pass.drain(..).map(|(_, r)| r))));
+/// assert!(written.is_empty()); // "first" is not posted yet
+/// log.post(a, "first");
+/// log.drain(|range, pass| {
+///     assert_eq!(range, 0..3); // one pass, both records
+///     written.extend(pass.drain(..).map(|(_, r)| r));
+/// });
+/// assert_eq!(written, ["first", "second"]);
+/// ```
+pub struct OrderedQueue<T> {
+    /// Which ranges are posted; its published position is where the first
+    /// unposted range starts.
+    posted: Tracker,
+    /// `slots[start % capacity]`: the item posted under the range starting
+    /// at `start` and not yet taken, or null.
+    slots: Box<[AtomicPtr<Posted<T>>]>,
+    /// The drain role.
+    drain: Mutex<DrainState<T>>,
+}
+
+// SAFETY: the queue owns the posted items (boxed, reached through its
+// slots) and hands each to exactly one drainer: it moves `T`s between
+// threads, so it is `Send` and `Sync` when `T` is `Send`, as a channel is.
+unsafe impl<T: Send> Send for OrderedQueue<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send> Sync for OrderedQueue<T> {}
+
+impl<T> fmt::Debug for OrderedQueue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OrderedQueue")
+            .field("posted", &self.posted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> OrderedQueue<T> {
+    /// A queue whose first range starts at `first`, with `capacity` slots
+    /// (rounded up to a power of two, at least 2).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let q: ordered_publish::OrderedQueue<Vec<u8>> = ordered_publish::OrderedQueue::new(1, 100);
+    /// assert_eq!((q.posted(), q.capacity()), (1, 128));
+    /// ```
+    pub fn new(first: u64, capacity: usize) -> OrderedQueue<T> {
+        let posted = Tracker::new(first, capacity);
+        let slots = (0..posted.capacity())
+            .map(|_| AtomicPtr::new(ptr::null_mut()))
+            .collect();
+        OrderedQueue {
+            posted,
+            slots,
+            drain: Mutex::new(DrainState {
+                taken: first,
+                pass: Vec::new(),
+            }),
+        }
+    }
+
+    /// The number of slots.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(ordered_publish::OrderedQueue::<u8>::new(0, 5).capacity(), 8);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Where the first range not yet posted starts: everything below is
+    /// posted (maybe taken).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let q = ordered_publish::OrderedQueue::new(0, 8);
+    /// q.post(0..2, ());
+    /// assert_eq!(q.posted(), 2);
+    /// ```
+    pub fn posted(&self) -> u64 {
+        self.posted.published()
+    }
+
+    fn slot(&self, start: u64) -> &AtomicPtr<Posted<T>> {
+        &self.slots[(start & (self.slots.len() as u64 - 1)) as usize]
+    }
+
+    /// Posts `item` under `range` (not empty, not posted before, starting
+    /// less than the capacity past the drained position).
+    ///
+    /// Release: whatever the caller did before is visible to the drainer
+    /// that takes the item.
+    ///
+    /// # Panics
+    ///
+    /// If `range` is empty, or its slot still holds an untaken item (the
+    /// range starts too far ahead).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let q = ordered_publish::OrderedQueue::new(0, 8);
+    /// q.post(1..2, 'b'); // in any order
+    /// q.post(0..1, 'a');
+    /// let mut got = String::new();
+    /// q.drain(|_, pass| got.extend(pass.drain(..).map(|(_, c)| c)));
+    /// assert_eq!(got, "ab");
+    /// ```
+    pub fn post(&self, range: Range<u64>, item: T) {
+        assert!(
+            !range.is_empty(),
+            "an empty range has nothing to post under"
+        );
+        let posted = Box::into_raw(Box::new(Posted {
+            end: range.end,
+            item,
+        }));
+        // Release: the drainer's Acquire swap sees the item; the tracker's
+        // finish below orders this store before the published position's
+        // move, which the drainer acquires before it looks at the slot.
+        // Relaxed on failure: we only panic then.
+        let slot = self.slot(range.start);
+        if slot
+            .compare_exchange(ptr::null_mut(), posted, Release, Relaxed)
+            .is_err()
+        {
+            // SAFETY: the box is still ours: it went into no slot.
+            drop(unsafe { Box::from_raw(posted) });
+            panic!("a range posted beyond the queue's capacity");
+        }
+        self.posted.finish(range);
+    }
+
+    /// Drains, if no other thread is draining: takes every posted item in
+    /// range order, from where the last pass stopped up to the first range
+    /// not yet posted, and hands them to `handle` as one pass (with the
+    /// pass's whole range), still holding the drain, so passes are handled
+    /// in order. The handler should empty the `Vec` (items left in it are
+    /// dropped after it returns). Looks again after letting go, so an item
+    /// posted while it drained is not left behind.
+    ///
+    /// Returns `false` when another thread holds the drain (it will take
+    /// whatever is posted), `true` otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let q = ordered_publish::OrderedQueue::new(0, 8);
+    /// q.post(0..3, "three entries");
+    /// let mut passes = Vec::new();
+    /// q.drain(|range, pass| passes.push((range, pass.len())));
+    /// assert_eq!(passes, [(0..3, 1)]);
+    /// assert!(q.drain(|_, _| unreachable!("nothing new")));
+    /// ```
+    pub fn drain(&self, mut handle: impl FnMut(Range<u64>, &mut Vec<(Range<u64>, T)>)) -> bool {
+        loop {
+            let mut state = match self.drain.try_lock() {
+                Ok(state) => state,
+                // A handler panicked mid-pass: the positions are still right.
+                Err(TryLockError::Poisoned(p)) => p.into_inner(),
+                Err(TryLockError::WouldBlock) => return false,
+            };
+            // Acquire: the posts below the position happen before our
+            // takes of their slots.
+            let target = self.posted.published();
+            let start = state.taken;
+            if target > start {
+                let mut at = start;
+                while at < target {
+                    // Acquire: pairs with the poster's Release swap.
+                    let posted = self.slot(at).swap(ptr::null_mut(), Acquire);
+                    assert!(!posted.is_null(), "a posted range without its item");
+                    // SAFETY: the pointer came from `Box::into_raw` in
+                    // `post`, and swapping null in took it out of the slot
+                    // for us alone (the drain lock keeps other drainers
+                    // out, and no poster reuses the slot before we take it).
+                    let Posted { end, item } = *unsafe { Box::from_raw(posted) };
+                    state.pass.push((at..end, item));
+                    at = end;
+                }
+                state.taken = at;
+                let DrainState { pass, .. } = &mut *state;
+                handle(start..at, pass);
+                pass.clear();
+            }
+            let taken = state.taken;
+            drop(state);
+            // SeqCst fence: either a poster that found the drain busy sees
+            // it free when it tries again (it tries after its own post and
+            // fence, in `finish`), or our look below sees its post.
+            fence(SeqCst);
+            if self.posted.published() <= taken {
+                return true;
+            }
+        }
+    }
+}
+
+impl<T> Drop for OrderedQueue<T> {
+    fn drop(&mut self) {
+        for slot in &*self.slots {
+            // Acquire: we own everything now; any item left is ours to drop.
+            let posted = slot.swap(ptr::null_mut(), Acquire);
+            if !posted.is_null() {
+                // SAFETY: as in `drain`: the box came from `post` and is in
+                // no slot any more.
+                drop(unsafe { Box::from_raw(posted) });
+            }
+        }
+    }
+}

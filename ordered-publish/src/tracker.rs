@@ -1,0 +1,323 @@
+//! The [`Tracker`]: a ring of finished ranges, the published position, and
+//! the ways to wait for it.
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::PoisonError;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+
+use crossbeam_utils::CachePadded;
+
+use crate::sync::{
+    AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard, fence, spin_loop, yield_now,
+};
+
+/// Checks of a waited-for condition spent spinning before yielding.
+const SPINS: u32 = if cfg!(loom) { 1 } else { 64 };
+/// Yields before sleeping.
+const YIELDS: u32 = if cfg!(loom) { 1 } else { 16 };
+
+/// The publishing half of a [`Sequencer`](crate::Sequencer), for ranges
+/// numbered elsewhere: ranges are finished in any order, and the published
+/// position is the end of the longest finished prefix.
+///
+/// A finished range's end goes into a ring slot named after its start;
+/// whoever finishes the range that the published position points at moves
+/// the position over every contiguous finished range after it. The ring
+/// holds `capacity` slots: the ranges finished and not yet published must
+/// all start less than `capacity` numbers past the published position
+/// (a [`Sequencer`](crate::Sequencer) sees to it for its own ranges).
+///
+/// Everything a thread did before [`finish`](Self::finish)ing a range
+/// happens before whatever a thread does after it sees the published
+/// position pass the range ([`published`](Self::published) with its
+/// Acquire, or the waits).
+///
+/// # Examples
+///
+/// A position moved by one thread at a time, that others wait for:
+///
+/// ```
+/// use ordered_publish::Tracker;
+///
+/// let written = Tracker::new(0, 16);
+/// std::thread::scope(|s| {
+///     s.spawn(|| written.finish(0..5)); // say, bytes written out
+///     written.wait_published(5);
+/// });
+/// assert_eq!(written.published(), 5);
+/// ```
+pub struct Tracker {
+    /// Every number below it is finished (and so published).
+    published: CachePadded<AtomicU64>,
+    /// `slots[start % capacity]`: the end of the finished range that starts
+    /// at `start`, or an older value at or below the published position.
+    slots: Box<[AtomicU64]>,
+    /// `capacity - 1`; the capacity is a power of two.
+    mask: u64,
+    /// Threads asleep in a wait, so that those who change the state know
+    /// to wake them; kept on a line of its own, read by every finisher.
+    sleepers: CachePadded<AtomicUsize>,
+    /// The sleepers' lock and bell (the slow path only).
+    sleep: Mutex<()>,
+    bell: Condvar,
+}
+
+impl fmt::Debug for Tracker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Relaxed: a snapshot for display only.
+        f.debug_struct("Tracker")
+            .field("published", &self.published.load(Relaxed))
+            .field("capacity", &self.slots.len())
+            .finish()
+    }
+}
+
+impl Tracker {
+    /// A tracker whose published position starts at `first`, with a ring
+    /// of `capacity` slots (rounded up to a power of two, at least 2).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let t = ordered_publish::Tracker::new(10, 1000);
+    /// assert_eq!((t.published(), t.capacity()), (10, 1024));
+    /// ```
+    pub fn new(first: u64, capacity: usize) -> Tracker {
+        let capacity = capacity.max(2).next_power_of_two();
+        // Slots start at `first`, which no range can end at: not finished.
+        let slots = (0..capacity).map(|_| AtomicU64::new(first)).collect();
+        Tracker {
+            published: CachePadded::new(AtomicU64::new(first)),
+            slots,
+            mask: capacity as u64 - 1,
+            sleepers: CachePadded::new(AtomicUsize::new(0)),
+            sleep: Mutex::new(()),
+            bell: Condvar::new(),
+        }
+    }
+
+    /// The ring's size: how far, in numbers, a finished range may start
+    /// past the published position.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(ordered_publish::Tracker::new(0, 3).capacity(), 4);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// `capacity - 1`.
+    pub(crate) fn mask(&self) -> u64 {
+        self.mask
+    }
+
+    /// Marks a range finished; if it was the first unpublished
+    /// one, moves the published position over it and over every contiguous
+    /// finished range after it, and wakes sleeping waiters.
+    ///
+    /// Release: whatever this thread did before is visible to whoever sees
+    /// the published position pass `range`.
+    ///
+    /// Each range must be finished once, start at or past the published
+    /// position and less than the capacity past it, and not overlap another
+    /// range: finishing a range twice or a made-up one breaks the published
+    /// position.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let t = ordered_publish::Tracker::new(0, 8);
+    /// t.finish(2..3);
+    /// t.finish(0..1);
+    /// assert_eq!(t.published(), 1);
+    /// t.finish(1..2);
+    /// assert_eq!(t.published(), 3);
+    /// ```
+    pub fn finish(&self, range: Range<u64>) {
+        if range.is_empty() {
+            return;
+        }
+        debug_assert!(
+            range.start - self.published.load(Relaxed).min(range.start) <= self.mask,
+            "a range beyond the ring"
+        );
+        // Acquire: see `advance`.
+        if self.published.load(Acquire) == range.start {
+            // At the head: nobody else can move the position from our
+            // start (that takes our slot, which we leave alone), so a plain
+            // store publishes us. Release, as the moves in `advance`.
+            self.published.store(range.end, Release);
+            // SeqCst fence: either a later range's finisher sees our move,
+            // or our look at its slot in `advance` sees its end.
+            fence(SeqCst);
+            self.advance(true);
+            return;
+        }
+        // Release: pairs with the Acquire load in `advance`, which passes
+        // it on through the published position.
+        self.slot(range.start).store(range.end, Release);
+        // SeqCst fence: either our load of the published position below
+        // sees the finisher before us reach our start, or that finisher's
+        // load of our slot (after its own SeqCst fence) sees our store.
+        fence(SeqCst);
+        self.advance(false);
+    }
+
+    fn slot(&self, start: u64) -> &AtomicU64 {
+        &self.slots[(start & self.mask) as usize]
+    }
+
+    /// Moves the published position over contiguous finished ranges;
+    /// `moved` when the caller moved it already (then waiters are woken
+    /// whether or not this call moves it further).
+    fn advance(&self, mut moved: bool) {
+        // Acquire: see the loop.
+        let mut published = self.published.load(Acquire);
+        loop {
+            // Acquire: pairs with the finisher's Release store, so that its
+            // work happens before our (Release) move of the position.
+            let end = self.slot(published).load(Acquire);
+            if end <= published {
+                break;
+            }
+            // AcqRel: Release publishes the range (and, transitively, what
+            // its finisher did); Acquire when another finisher moved it.
+            match self
+                .published
+                .compare_exchange(published, end, AcqRel, Acquire)
+            {
+                Ok(_) => {
+                    published = end;
+                    moved = true;
+                    // SeqCst fence: the other half of `finish`'s.
+                    fence(SeqCst);
+                }
+                Err(current) => published = current,
+            }
+        }
+        if moved {
+            self.wake_waiters();
+        }
+    }
+
+    /// The published position: every number below it is finished.
+    ///
+    /// Acquire: whatever the finishers of those numbers did before
+    /// finishing happens before what the caller does next.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let t = ordered_publish::Tracker::new(5, 4);
+    /// assert_eq!(t.published(), 5);
+    /// t.finish(5..7);
+    /// assert_eq!(t.published(), 7);
+    /// ```
+    pub fn published(&self) -> u64 {
+        self.published.load(Acquire)
+    }
+
+    /// Waits until the published position reaches `end`: spinning a
+    /// little, then yielding, then asleep.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ordered_publish::Tracker;
+    ///
+    /// let t = Tracker::new(0, 8);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| t.finish(0..1));
+    ///     t.finish(1..2);
+    ///     t.wait_published(2); // until 0..1 is finished too
+    /// });
+    /// assert_eq!(t.published(), 2);
+    /// ```
+    pub fn wait_published(&self, end: u64) {
+        if self.published() < end {
+            self.wait_until(|| self.published() >= end);
+        }
+    }
+
+    /// [`wait_published`](Self::wait_published), or until `stop` holds
+    /// (say, an error that means the position will not get there): `true`
+    /// when the position reached `end`. Whoever makes `stop` hold must call
+    /// [`wake_waiters`](Self::wake_waiters) afterwards.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ordered_publish::Tracker;
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    ///
+    /// let written = Tracker::new(0, 8);
+    /// let failed = AtomicBool::new(false);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         failed.store(true, Ordering::Release);
+    ///         written.wake_waiters();
+    ///     });
+    ///     assert!(!written.wait_published_or(1, || failed.load(Ordering::Acquire)));
+    /// });
+    /// ```
+    pub fn wait_published_or(&self, end: u64, stop: impl Fn() -> bool) -> bool {
+        self.wait_until(|| self.published() >= end || stop());
+        self.published() >= end
+    }
+
+    /// Waits until `done` holds, spinning, then yielding, then asleep on the
+    /// bell; whoever changes what `done` reads rings it (`wake_waiters`).
+    pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
+        for _ in 0..SPINS {
+            if done() {
+                return;
+            }
+            spin_loop();
+        }
+        for _ in 0..YIELDS {
+            if done() {
+                return;
+            }
+            yield_now();
+        }
+        let mut guard: MutexGuard<'_, ()> =
+            self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
+        // Relaxed increment, then the SeqCst fence: the other half of the
+        // fence in `wake_waiters` (Dekker): either the waker sees us
+        // counted, or our check below sees its change.
+        self.sleepers.fetch_add(1, Relaxed);
+        fence(SeqCst);
+        while !done() {
+            guard = self
+                .bell
+                .wait(guard)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        // Relaxed: only wakers read it, as a hint (a stale non-zero costs
+        // one spurious ring).
+        self.sleepers.fetch_sub(1, Relaxed);
+        drop(guard);
+    }
+
+    /// Wakes the threads asleep in a wait of this tracker (or of its
+    /// sequencer), if any, so that they look again at what they wait for:
+    /// for a caller that changed what a `stop` condition reads. Costs a load
+    /// when nobody sleeps.
+    ///
+    /// # Examples
+    ///
+    /// See [`wait_published_or`](Self::wait_published_or).
+    pub fn wake_waiters(&self) {
+        // SeqCst fence: see `wait_until`.
+        fence(SeqCst);
+        if self.sleepers.load(Relaxed) > 0 {
+            // Taking the lock orders the ring after a sleeper's check, which
+            // it makes holding the lock until it waits.
+            let _guard = self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
+            self.bell.notify_all();
+        }
+    }
+}
