@@ -1,51 +1,44 @@
-//! The database: open and recovery, the write path through the write group,
-//! reads, snapshots, and the background flush and compaction thread.
+//! The database: open and recovery, the write path (in `write`), reads,
+//! snapshots, and the background flush and compaction thread.
 //!
 //! # The write path
 //!
 //! ```text
-//! put ─► make_room_for_write ─┬─ with the log: WriteGroup::write(item)
-//!          (switch a full       │    leader: reserve the group's sequence
-//!           memtable under the  │            numbers, one log record, one
-//!           unbatched entry and │            fdatasync if asked
-//!           a closed sequencer; │    apply:  serial (leader inserts for all)
-//!           stall while flushes │            or parallel (tree wake-up)
-//!           fall behind)        │    publish: finish the group's range
-//!                               └─ without the log: reserve, insert beside
-//!                                  everyone else, finish, no group at all
-//!                                  ▼
-//!                       wait until the sequencer's published position
-//!                       passes the write (every earlier write is in too)
+//! put ─► make_room_for_write (switch a full memtable under the state lock
+//!        and a closed sequencer; stall while flushes fall behind)
+//!     ─► reserve sequence numbers ─► post the framed record to the log
+//!        queue (a skip without the log); one writer at a time drains it
+//!     ─► with `sync`: WriteGroup::write_in_place, the leader fdatasyncs
+//!        once for the group
+//!     ─► insert beside everyone else ─► finish the range
+//!     ─► wait until the sequencer's published position passes the write
+//!        (every earlier write is in too)
 //! ```
 //!
 //! Sequence numbers come from an [`ordered_publish::Sequencer`]: one
 //! compare-and-swap reserves a range, and readers see everything below its
 //! published position, which never passes a write still being inserted, so
 //! nobody sees part of a batch and a writer reads its own write once it
-//! returns.
+//! returns. The log is filled through an [`ordered_publish::OrderedQueue`],
+//! so it holds records in sequence order without a leader.
 //!
 //! # Shared memory one unsynced write touches
 //!
 //! Every atomic read-modify-write, lock and store to a cache line that other
-//! writers use, on the path of one `put` without `sync` (a group of one, as
-//! unsynced writes from a few threads mostly are). Loads of lines that are
-//! almost never written (the background-error flag, the memtable-full flag,
-//! the memtable pointer) are not listed: they stay shared in every core's
-//! cache.
+//! writers use, on the path of one `put` without `sync`. Loads of lines that
+//! are almost never written (the background-error flag, the memtable-full
+//! flag, the memtable pointer) are not listed: they stay shared in every
+//! core's cache.
 //!
-//! | step | until 2026-12-05 | with the log | without the log |
+//! | step | through a write group (until 2026-12-05) | now, with the log | now, without the log |
 //! |---|---|---|---|
-//! | room in the memtable | `state` mutex (lock, unlock) and the arena's size counters read | a load of the memtable-full flag, set now and then by a leader | the same, set now and then by a writer |
-//! | the version for the leader | `state` mutex (lock, unlock), `Arc<Version>` clone and drop | none: the memtable sits in the [`LeaderCell`] | none: a pointer, replaced only while the sequencer is closed |
-//! | the log and sequence state | `log` mutex (lock, unlock) | none: [`LeaderCell`], passed on with leadership | no log |
-//! | the memtable for each member | `Arc<Memtable>` clone by the leader, drop by the member | none: a reference in the group's token | none |
-//! | the log record | a heap buffer per group | a buffer reused by leaders | no log |
-//! | the write group | joining and leaving its queue, the publish turn | the same | none |
+//! | room in the memtable | `state` mutex (lock, unlock) and the arena's size counters read | a load of the memtable-full flag, set now and then by a writer | the same |
+//! | the memtable | `state` mutex (lock, unlock), `Arc<Version>` clone and drop, an `Arc<Memtable>` per member | none: a pointer, replaced only while the sequencer is closed | the same |
 //! | sequence numbers | a counter in the log state, under its mutex | the sequencer's compare-and-swap | the same |
+//! | the log record | the leader frames and appends one record for the group, under the `log` mutex | framed by the writer itself; posted with a store to a queue slot; appended by whoever drains, one `log` mutex lock and one append per pass, then the written position moves (a store, a fence) | a skip posted |
+//! | the write group | joining and leaving its queue, the publish turn | none | none |
 //! | the memtable insert | the skiplist's links, the arena shard's bump | the same | the same |
 //! | visibility | one store of the visible sequence per group | finishing the range: a store to the published position (or a ring slot), a fence | the same |
-//!
-//! [`LeaderCell`]: write_group::LeaderCell
 //!
 //! The files in the directory, and how they are recognised, replayed and
 //! retired, are described in [`crate::recovery`].
@@ -53,18 +46,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
-use crate::batch::{GROUP_HEADER_LEN, WriteBatch, group_header};
+use crate::batch::WriteBatch;
 use crate::compaction::CompactionFilter;
 use crate::env::{FileLock, FileSystem, PosixFs};
 use crate::error::{Error, Result};
-use crate::filename::log_path;
 use crate::info_log::{InfoLog, info};
 use crate::iter::{InternalIterator, MergingIterator, UserIterator};
-use crate::key::{MAX_SEQUENCE, user_key};
+use crate::key::user_key;
 use crate::manifest::{Manifest, NUM_LEVELS, write_manifest};
 use crate::memtable::Memtable;
 use crate::options::{MAX_KEY_LEN, MAX_VALUE_LEN, Options, ReadOptions, WriteOptions};
@@ -72,8 +63,11 @@ use crate::recovery::{
     Inventory, RecoveryStats, create_database, delete_obsolete_files, lock_dir, recognise, recover,
 };
 use crate::version::{TableIterAdapter, Version, build_table};
-use crate::wal::{LogWriter, MAX_RECORD_LEN};
-use ordered_publish::Sequencer;
+use crate::wal::LogWriter;
+use ordered_publish::{OrderedQueue, Sequencer, Tracker};
+
+mod write;
+use write::{LogFile, LogPost, SyncItem, check_batch_size};
 
 /// State changed only under `Shared::state`.
 struct State {
@@ -81,47 +75,39 @@ struct State {
     manifest: Manifest,
     /// A flush or compaction is running (only the background thread runs them).
     bg_busy: bool,
-    /// The writer that stalled the write group, if any, so the background
-    /// thread knows to lift it.
-    stalled: bool,
-}
-
-/// What only a group's leader (one at a time) or the holder of the
-/// unbatched entry touches: the log, the sequence allocator, and the
-/// memtable that takes the groups' writes. Kept in a [`LeaderCell`], so a
-/// write reaches it without a lock or a shared refcount.
-///
-/// [`LeaderCell`]: write_group::LeaderCell
-struct LogState {
-    writer: Option<LogWriter>,
-    number: u64,
-    /// The mutable memtable (also `Version::mem`): replaced only under the
-    /// unbatched entry, after every group given the old one has finished.
-    mem: Arc<Memtable>,
-    /// Batch bytes given to `mem` since its last exact size check, and the
-    /// count at which to check again (see `Shared::note_memtable_growth`).
-    bytes_since_check: usize,
-    next_check: usize,
-    /// The buffer a group's log record is assembled in, kept between groups.
-    record: Vec<u8>,
 }
 
 pub(crate) struct Shared {
     dir: PathBuf,
     opts: Options,
     fs: Arc<dyn FileSystem>,
-    group: write_group::WriteGroup<WriteItem, Shared>,
+    /// Sync writers gather here: the leader syncs the log once for them.
+    group: write_group::WriteGroup<SyncItem, Shared>,
     /// Hands out sequence numbers and publishes them in order: everything
     /// below its published position is inserted, so readers see it.
     seq: Sequencer,
-    /// The mutable memtable, for writes that skip the write group (those
-    /// without the log): points into `LogState::mem`'s `Arc`, and is only
-    /// replaced while `seq` is closed.
+    /// Every write's log record (or a skip) under its sequence range,
+    /// drained into the log in sequence order.
+    log_queue: OrderedQueue<LogPost>,
+    /// How far, in sequence numbers, the drained records are appended (or
+    /// failed): the log holds every record below it that did not fail.
+    written: Tracker,
+    /// Every record below it is durable (synced).
+    durable: AtomicU64,
+    /// The first sequence whose record failed to reach the log (`u64::MAX`
+    /// while the log is healthy); set back by `install_new_log`.
+    log_failed_from: AtomicU64,
+    /// The log file, its sync handle, the drain buffer.
+    log: Mutex<LogFile>,
+    /// The mutable memtable: points into the `Arc` of `State::version.mem`,
+    /// and is only replaced while `seq` is closed.
     current_mem: AtomicPtr<Memtable>,
-    log: write_group::LeaderCell<LogState>,
-    /// Set by a leader once the mutable memtable is full: writers take the
+    /// Set by a writer once the mutable memtable is full: writers take the
     /// slow path of `make_room_for_write` while it is set.
     memtable_full: AtomicBool,
+    /// Serialises memtable inserts when `allow_concurrent_memtable_write`
+    /// is off.
+    insert_lock: Mutex<()>,
     state: Mutex<State>,
     /// Signalled when the background thread has work, or finished some.
     bg_cv: Condvar,
@@ -178,18 +164,6 @@ impl std::fmt::Debug for DB {
             .field("path", &self.shared.dir)
             .finish_non_exhaustive()
     }
-}
-
-/// One writer's request as it travels through the write group.
-pub(crate) struct WriteItem {
-    batch: WriteBatch,
-    sync: bool,
-    disable_wal: bool,
-    no_slowdown: bool,
-    /// Assigned by the leader.
-    first_sequence: u64,
-    /// The memtable the leader picked for this group.
-    mem: Option<Arc<Memtable>>,
 }
 
 impl DB {
@@ -309,29 +283,25 @@ impl DB {
             imm: Vec::new(),
             levels: recovered.levels,
         };
-        let group = write_group::WriteGroup::new(opts.write_group.clone());
-        let log = group.leader_cell(LogState {
-            writer: Some(recovered.log),
-            number: recovered.log_number,
-            mem: version.mem.clone(),
-            bytes_since_check: 0,
-            next_check: first_size_check(opts.write_buffer_size),
-            record: Vec::new(),
-        });
+        let log = LogFile::new(recovered.log, recovered.log_number)?;
         let shared = Arc::new(Shared {
             dir,
             opts: opts.clone(),
             fs,
-            group,
+            group: write_group::WriteGroup::new(opts.write_group.clone()),
             seq: Sequencer::new(next_sequence, SEQUENCER_WINDOW),
+            log_queue: OrderedQueue::new(next_sequence, SEQUENCER_WINDOW),
+            written: Tracker::new(next_sequence, SEQUENCER_WINDOW),
+            durable: AtomicU64::new(next_sequence),
+            log_failed_from: AtomicU64::new(u64::MAX),
+            log: Mutex::new(log),
             current_mem: AtomicPtr::new(Arc::as_ptr(&version.mem).cast_mut()),
-            log,
             memtable_full: AtomicBool::new(false),
+            insert_lock: Mutex::new(()),
             state: Mutex::new(State {
                 version: Arc::new(version),
                 manifest: recovered.manifest,
                 bg_busy: false,
-                stalled: false,
             }),
             info_log,
             recovery: recovered.stats,
@@ -631,43 +601,8 @@ impl DB {
             return Ok(batch);
         }
         self.shared.check_bg_error()?;
-        self.shared.make_room_for_write(wo.no_slowdown)?;
-        if wo.disable_wal {
-            self.shared.write_unlogged(&batch)?;
-            return Ok(batch);
-        }
-        let mut item = WriteItem {
-            batch,
-            sync: wo.sync,
-            disable_wal: wo.disable_wal,
-            no_slowdown: wo.no_slowdown,
-            first_sequence: 0,
-            mem: None,
-        };
-        // In place: the item stays in this frame while the group's leader
-        // fills in its sequence and memtable.
-        self.shared
-            .group
-            .write_in_place(&*self.shared, &mut item)
-            .map_err(|e| match e {
-                write_group::WriteError::Group(e) => e,
-                write_group::WriteError::Stalled => Error::WriteStall,
-                write_group::WriteError::LeaderPanicked => Error::Aborted(
-                    "the write group's leader panicked; the write was not applied".into(),
-                ),
-            })?;
-        // Our group is published; an earlier write (without the log) may
-        // still be inserting: visible means everything up to ours is.
-        let end = item.first_sequence + item.batch.len() as u64;
-        self.shared.seq.wait_published(end);
-        if self.shared.opts.unordered_write {
-            // The group published our sequences already; insert now, on our own.
-            let mem = item.mem.as_ref().expect("the leader assigns a memtable");
-            mem.rep.insert_batch(item.first_sequence, &item.batch, true);
-            // Release: the flush that waits for zero must see the inserts.
-            mem.pending_inserts.fetch_sub(1, Ordering::Release);
-        }
-        Ok(item.batch)
+        self.shared.write(&batch, wo)?;
+        Ok(batch)
     }
 
     /// Reads the newest value of `key`.
@@ -873,10 +808,9 @@ impl DB {
     pub fn flush(&self) -> Result<()> {
         self.shared.check_bg_error()?;
         {
-            let mut unbatched = self.shared.group.enter_unbatched();
             let st = self.shared.state.lock().expect("state");
             if !st.version.mem.is_empty() {
-                self.shared.switch_memtable(&mut unbatched, st)?;
+                self.shared.switch_memtable(st)?;
             }
         }
         let mut st = self.shared.state.lock().expect("state");
@@ -895,11 +829,13 @@ impl DB {
     /// # let dir = tempfile::tempdir().unwrap();
     /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
     /// db.put(b"a", b"1").unwrap();
-    /// db.put(b"b", b"2").unwrap();
+    /// let mut synced = lsm_demo::WriteOptions::default();
+    /// synced.set_sync(true);
+    /// db.put_opt(b"b", b"2", &synced).unwrap();
     /// let stats = db.stats();
     /// assert_eq!(stats.last_sequence, 2);
     /// assert_eq!(stats.memtable_entries, 2);
-    /// assert_eq!(stats.write_group.members, 2);
+    /// assert_eq!(stats.write_group.members, 1); // only sync writes join a group
     /// ```
     pub fn stats(&self) -> DbStats {
         let st = self.shared.state.lock().expect("state");
@@ -990,16 +926,7 @@ impl Drop for DB {
         if let Some(h) = self.bg.take() {
             let _ = h.join();
         }
-        let mut unbatched = self.shared.group.enter_unbatched();
-        if let Some(w) = self
-            .shared
-            .log
-            .get_unbatched(&mut unbatched)
-            .writer
-            .as_mut()
-        {
-            let _ = w.sync();
-        }
+        write::sync_on_close(&mut self.shared.log.lock().expect("log"));
     }
 }
 
@@ -1023,7 +950,8 @@ impl Drop for DB {
 /// ```
 #[derive(Debug, Clone)]
 pub struct DbStats {
-    /// The write group's counters (groups, members, wake-ups, sizes).
+    /// The write group's counters (groups, members, wake-ups, sizes): the
+    /// group syncs the log for `sync` writes; other writes never join it.
     pub write_group: write_group::Stats,
     /// Table files per level.
     pub level_files: [usize; NUM_LEVELS],
@@ -1476,343 +1404,11 @@ impl DBRawIterator<'_> {
     }
 }
 
-// ---- the write group's callbacks -------------------------------------------
-
-/// The token a group's leader hands to `apply` and `publish`.
-#[derive(Debug)]
-pub(crate) struct GroupEnd {
-    /// The group's sequence numbers.
-    range: std::ops::Range<u64>,
-    /// Whether members insert into the memtable concurrently.
-    parallel: bool,
-    /// The memtable the group's writes go to.
-    mem: MemtableRef,
-}
-
-/// The memtable a group's leader picked, for the group's `apply` calls,
-/// without touching a shared reference count per write.
-///
-/// The pointer comes from the `Arc` in [`LogState::mem`], which is replaced
-/// only under the write group's unbatched entry, and that entry first waits
-/// for every group queued before it to finish (inserts done, sequence
-/// published). So the memtable outlives every group handed a reference.
-#[derive(Debug, Clone, Copy)]
-struct MemtableRef(*const Memtable);
-
-// SAFETY: a `MemtableRef` is a shared reference to a `Memtable`, which is
-// `Sync`, used only while it is alive (see the type's docs): sending or
-// sharing it is sending or sharing a `&Memtable`.
-unsafe impl Send for MemtableRef {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for MemtableRef {}
-
-impl MemtableRef {
-    /// The memtable.
-    ///
-    /// # Safety
-    ///
-    /// Only while the group this reference was made for runs.
-    unsafe fn get(&self) -> &Memtable {
-        // SAFETY: the caller keeps to the group's lifetime, during which
-        // the `Arc` in `LogState::mem` keeps the memtable alive.
-        unsafe { &*self.0 }
-    }
-
-    /// An owned reference, for a writer that inserts after its group
-    /// (`unordered_write`).
-    ///
-    /// # Safety
-    ///
-    /// As for [`Self::get`].
-    unsafe fn clone_arc(&self) -> Arc<Memtable> {
-        // SAFETY: the pointer came from `Arc::as_ptr` of an `Arc` that is
-        // alive (see `get`); counting one more strong reference and then
-        // taking it makes an `Arc` of its own.
-        unsafe {
-            Arc::increment_strong_count(self.0);
-            Arc::from_raw(self.0)
-        }
-    }
-}
-
-impl write_group::Commit<WriteItem> for Shared {
-    type Error = Error;
-    type Token = GroupEnd;
-
-    fn size(&self, item: &WriteItem) -> usize {
-        item.batch.data_size()
-    }
-
-    fn no_slowdown(&self, item: &WriteItem) -> bool {
-        item.no_slowdown
-    }
-
-    fn gather_window(&self, item: &WriteItem) -> Duration {
-        if !(item.sync && self.opts.group_commit_wait) {
-            return Duration::ZERO;
-        }
-        // Half a sync: a wait that times out costs at most that; one that
-        // succeeds saves a whole sync for every writer it gathers.
-        // Relaxed: an estimate; any recent value will do.
-        let half_sync = Duration::from_nanos(self.sync_nanos.load(Ordering::Relaxed) / 2);
-        half_sync.min(MAX_SYNC_GATHER)
-    }
-
-    fn compatible(&self, leader: &WriteItem, other: &WriteItem) -> bool {
-        // A sync writer must not ride in a group that will not sync, and the
-        // log is written for all members or none.
-        (leader.sync || !other.sync) && leader.disable_wal == other.disable_wal
-    }
-
-    fn lead(
-        &self,
-        members: &mut write_group::GroupMembers<'_, WriteItem>,
-    ) -> Result<write_group::Lead<GroupEnd>> {
-        let count: u64 = members.iter().map(|item| item.batch.len() as u64).sum();
-        // One step for the whole group; the range must be finished on every
-        // path, or the published position stops before it.
-        let range = self.seq.reserve(count);
-        let first = range.start;
-        if range.end - 1 > MAX_SEQUENCE {
-            self.seq.finish(range);
-            return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
-        }
-        let mut seq = first;
-        let mut sync = false;
-        let mut use_wal = false;
-        let mut bytes = 0;
-        for item in members.iter_mut() {
-            item.first_sequence = seq;
-            seq += item.batch.len() as u64;
-            sync |= item.sync;
-            use_wal |= !item.disable_wal;
-            bytes += item.batch.data_size();
-        }
-        let (log, members) = self.log.get_with_members(members);
-        if use_wal {
-            let mut record = std::mem::take(&mut log.record);
-            record.clear();
-            record.extend_from_slice(&group_header(first, count as u32));
-            for item in members.iter() {
-                record.extend_from_slice(item.batch.records());
-            }
-            let log_number = log.number;
-            let Some(writer) = log.writer.as_mut() else {
-                self.seq.finish(range);
-                return Err(self.background_error());
-            };
-            let result = writer.add_record(&record).and_then(|()| {
-                if sync {
-                    self.timed_sync(writer)
-                } else {
-                    Ok(())
-                }
-            });
-            // Keep the buffer for the next group unless it grew huge.
-            if record.capacity() <= 1 << 20 {
-                log.record = record;
-            }
-            if let Err(e) = result {
-                // The log may now hold part of the record: no later write may
-                // follow it. Refuse writes until `resume` retires this log.
-                // The group's sequence numbers stay used (finished with
-                // nothing inserted): a whole record (a failed sync) may
-                // still be read back from this log.
-                log.writer = None;
-                self.seq.finish(range);
-                let err = Error::io(
-                    format!("writing {}", log_path(&self.dir, log_number).display()),
-                    e,
-                );
-                self.set_bg_error(err.clone());
-                return Err(err);
-            }
-        } else if !log.mem.has_unlogged.load(Ordering::Relaxed) {
-            // Relaxed: read on drop, after every write has returned. Stored
-            // once, so the line stays shared among writers.
-            log.mem.has_unlogged.store(true, Ordering::Relaxed);
-        }
-        self.note_memtable_growth(log, bytes);
-        // A synced group's members slept through the sync: waking each to
-        // insert a small batch costs more than the leader inserting it.
-        let small_batches = count < PARALLEL_MIN_ENTRIES_PER_MEMBER * members.len() as u64;
-        let parallel = self.opts.allow_concurrent_memtable_write
-            && members.len() > 1
-            && !(sync && small_batches);
-        let token = GroupEnd {
-            range,
-            parallel,
-            mem: MemtableRef(Arc::as_ptr(&log.mem)),
-        };
-        Ok(if self.opts.unordered_write {
-            // Each writer inserts after the group (`apply` hands it the
-            // memtable); count them so a flush of this memtable waits.
-            // Relaxed: the flush reads it with Acquire after the switch,
-            // which the unbatched entry orders after this group.
-            log.mem
-                .pending_inserts
-                .fetch_add(members.len(), Ordering::Relaxed);
-            write_group::Lead::serial(token)
-        } else if parallel || (self.opts.allow_concurrent_memtable_write && members.len() == 1) {
-            // Both memtables take concurrent inserts, so a group's inserts
-            // may overlap the next group's; publishes stay in order. A lone
-            // writer then hands leadership on before inserting, and two
-            // writers insert at once instead of taking turns.
-            write_group::Lead::pipelined(token)
-        } else {
-            write_group::Lead::serial(token)
-        })
-    }
-
-    fn apply(&self, item: &mut WriteItem, token: &GroupEnd) {
-        if self.opts.unordered_write {
-            // The writer inserts after the group, with its own reference.
-            // SAFETY: see `MemtableRef`: the group is running.
-            item.mem = Some(unsafe { token.mem.clone_arc() });
-            return;
-        }
-        // SAFETY: see `MemtableRef`: the group is running, so the memtable
-        // its leader picked is alive.
-        let mem = unsafe { token.mem.get() };
-        mem.rep
-            .insert_batch(item.first_sequence, &item.batch, token.parallel);
-    }
-
-    fn publish(&self, token: GroupEnd) {
-        // Every insert of the group is done (the write group orders all
-        // applies before publish): readers may see it once the ranges
-        // before it are finished too.
-        self.seq.finish(token.range);
-    }
-}
-
-/// Refuses a batch that one log record cannot hold, before anything is
-/// written: the database stays writable.
-fn check_batch_size(data_size: usize) -> Result<()> {
-    let limit = MAX_RECORD_LEN - GROUP_HEADER_LEN;
-    if data_size > limit {
-        return Err(Error::InvalidArgument(format!(
-            "a batch of {data_size} bytes exceeds {limit}, the most one log record holds"
-        )));
-    }
-    Ok(())
-}
-
 /// How far, in sequence numbers, a write's range may start past the
 /// published position (the sequencer's ring): writers wait beyond it.
 const SEQUENCER_WINDOW: usize = 1 << 16;
 
-/// The write group's unbatched entry, as the engine holds it.
-type Unbatched<'a> = write_group::UnbatchedGuard<'a, WriteItem, Shared>;
-
-/// Batch bytes before the first exact size check of a new memtable of
-/// `write_buffer_size` bytes: a batch byte takes at least a memtable byte,
-/// so an eighth of the buffer cannot fill it.
-fn first_size_check(write_buffer_size: usize) -> usize {
-    (write_buffer_size / 8).max(MIN_SIZE_CHECK)
-}
-
-/// The closest two exact size checks of a memtable come, in batch bytes.
-const MIN_SIZE_CHECK: usize = 4 << 10;
-
-/// A group that syncs inserts into the memtable in parallel only when its
-/// batches hold at least this many entries on average.
-const PARALLEL_MIN_ENTRIES_PER_MEMBER: u64 = 16;
-
-/// The longest a sync group's leader waits for more writers.
-const MAX_SYNC_GATHER: Duration = Duration::from_millis(1);
-
 impl Shared {
-    /// Syncs the log and folds the time it took into `sync_nanos`.
-    fn timed_sync(&self, writer: &mut LogWriter) -> std::io::Result<()> {
-        let start = Instant::now();
-        writer.sync()?;
-        let took = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        // Relaxed: only leaders write it, one at a time; readers want an
-        // estimate. An average over about eight syncs.
-        let old = self.sync_nanos.load(Ordering::Relaxed);
-        let average = if old == 0 {
-            took
-        } else {
-            old - old / 8 + took / 8
-        };
-        self.sync_nanos.store(average, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Counts `bytes` of batches given to the mutable memtable and, now and
-    /// then, checks its real size (the arena's per-shard counters, read on
-    /// a schedule that shrinks with the room left, never per write); once
-    /// it is full, sets `memtable_full` so the next writer switches it.
-    fn note_memtable_growth(&self, log: &mut LogState, bytes: usize) {
-        log.bytes_since_check += bytes;
-        if log.bytes_since_check < log.next_check {
-            return;
-        }
-        let used = log.mem.rep.memory_usage();
-        let limit = self.opts.write_buffer_size;
-        log.bytes_since_check = 0;
-        if used >= limit {
-            // Relaxed: a hint; writers re-check under the unbatched entry.
-            self.memtable_full.store(true, Ordering::Relaxed);
-            log.next_check = MIN_SIZE_CHECK;
-        } else {
-            // A batch byte takes at least a memtable byte, and entries cost
-            // a few times their bytes at most: an eighth of the room left
-            // is a safe distance to the next check.
-            log.next_check = ((limit - used) / 8).max(MIN_SIZE_CHECK);
-        }
-    }
-
-    /// A write without the log: no write group, no leader. The sequence
-    /// numbers come from the sequencer in one step, the insert runs beside
-    /// everyone else's, and the write returns once it is published.
-    fn write_unlogged(&self, batch: &WriteBatch) -> Result<()> {
-        let range = self.seq.reserve(batch.len() as u64);
-        if range.end - 1 > MAX_SEQUENCE {
-            self.seq.finish(range);
-            return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
-        }
-        // Acquire: pairs with the Release store in `install_new_log`.
-        let mem = self.current_mem.load(Ordering::Acquire);
-        // SAFETY: `current_mem` points into the `Arc` held by
-        // `LogState::mem`, which `install_new_log` replaces only while the
-        // sequencer is closed; closing waits for every reserved range to
-        // be finished, ours included, so the memtable outlives this use.
-        // The reservation (Acquire) made after the last reopening sees the
-        // pointer stored before it.
-        let mem = unsafe { &*mem };
-        mem.rep.insert_batch(range.start, batch, true);
-        if !mem.has_unlogged.load(Ordering::Relaxed) {
-            // Relaxed: read on drop, after every write has returned.
-            mem.has_unlogged.store(true, Ordering::Relaxed);
-        }
-        self.note_unlogged_growth(mem, batch.data_size());
-        self.seq.finish(range.clone());
-        self.seq.wait_published(range.end);
-        Ok(())
-    }
-
-    /// The size check of [`Self::note_memtable_growth`] for writes without
-    /// a leader: each thread counts its own bytes and looks at the real
-    /// size once it has written a sixteenth of the buffer (at most 64 KiB).
-    fn note_unlogged_growth(&self, mem: &Memtable, bytes: usize) {
-        thread_local! {
-            static UNCHECKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-        }
-        let every = (self.opts.write_buffer_size / 16).min(64 << 10);
-        let unchecked = UNCHECKED.get() + bytes;
-        if unchecked < every {
-            UNCHECKED.set(unchecked);
-            return;
-        }
-        UNCHECKED.set(0);
-        if mem.rep.memory_usage() >= self.opts.write_buffer_size {
-            // Relaxed: a hint; writers re-check under the unbatched entry.
-            self.memtable_full.store(true, Ordering::Relaxed);
-        }
-    }
-
     #[inline]
     fn visible(&self) -> u64 {
         // The sequencer's published position is one past the last visible
@@ -1842,12 +1438,11 @@ impl Shared {
     /// Lets writes in again after a background error: a broken log is
     /// replaced (freezing the memtable it held), every frozen memtable is
     /// flushed, so that no replay ever needs the broken log, and only then
-    /// is the error cleared. Writers wait meanwhile (the unbatched entry).
+    /// is the error cleared. Writers fail meanwhile (the error is still set).
     fn resume(&self) -> Result<()> {
         if !self.has_bg_error.load(Ordering::Acquire) {
             return Ok(());
         }
-        let mut unbatched = self.group.enter_unbatched();
         let mut st = self.state.lock().expect("state");
         // A flush or compaction that was running when the error came ends first.
         while st.bg_busy {
@@ -1864,10 +1459,10 @@ impl Shared {
             return Err(cause);
         }
         info!(self.info_log, "resuming after: {cause}");
-        let log = self.log.get_unbatched(&mut unbatched);
-        let log_broken = log.writer.as_ref().is_none_or(LogWriter::is_failed);
+        let log_broken =
+            (self.log.lock().expect("log").writer.as_ref()).is_none_or(LogWriter::is_failed);
         if log_broken {
-            self.install_new_log(&mut unbatched, &mut st)?;
+            self.install_new_log(&mut st)?;
         }
         drop(st);
         while !self.state.lock().expect("state").version.imm.is_empty() {
@@ -1896,145 +1491,6 @@ impl Shared {
         // the lock order.
         let _st = self.state.lock();
         self.bg_cv.notify_all();
-    }
-
-    /// Makes sure the mutable memtable has room, switching it when full and
-    /// waiting (a stall) while too many frozen memtables or level-0 files
-    /// wait for the background thread.
-    fn make_room_for_write(&self, no_slowdown: bool) -> Result<()> {
-        loop {
-            // Relaxed: a hint a leader sets; what follows re-checks under
-            // the unbatched entry and the state lock.
-            if !self.memtable_full.load(Ordering::Relaxed) {
-                return Ok(());
-            }
-            let mut unbatched = self.group.enter_unbatched();
-            let mut st = self.state.lock().expect("state");
-            if st.version.mem.rep.memory_usage() < self.opts.write_buffer_size {
-                return Ok(());
-            }
-            self.check_bg_error()?;
-            let too_many_imm = st.version.imm.len() + 1 >= self.opts.max_write_buffer_number;
-            let too_many_l0 = st.version.levels[0].len() >= self.opts.level0_stop_writes_trigger;
-            if too_many_imm || too_many_l0 {
-                if no_slowdown {
-                    return Err(Error::WriteStall);
-                }
-                // Stall: new writers wait in the write group (no_slowdown
-                // ones fail) until the background thread catches up.
-                if !st.stalled {
-                    self.group.stall();
-                    st.stalled = true;
-                }
-                self.bg_cv.notify_all();
-                let _st = self.bg_cv.wait(st).expect("state");
-                continue;
-            }
-            self.switch_memtable(&mut unbatched, st)?;
-            return Ok(());
-        }
-    }
-
-    /// Freezes the mutable memtable and starts a new one with a new log.
-    /// The caller holds the write group's unbatched entry.
-    fn switch_memtable(
-        &self,
-        unbatched: &mut Unbatched<'_>,
-        mut st: MutexGuard<'_, State>,
-    ) -> Result<()> {
-        // After a failed log write (the lead step closes the log and sets
-        // the background error before any later group or unbatched entry
-        // runs), a fresh log would take writes that already passed
-        // `check_bg_error` and wait in the queue, and acknowledge them while
-        // the broken log is still needed by a replay, which stops at its
-        // damage and would drop them. Only `resume` replaces a broken log,
-        // and it retires the broken one before it lets writes in.
-        self.check_bg_error()?;
-        self.install_new_log(unbatched, &mut st)
-    }
-
-    /// The body of [`Self::switch_memtable`], without the error check.
-    fn install_new_log(
-        &self,
-        unbatched: &mut Unbatched<'_>,
-        st: &mut MutexGuard<'_, State>,
-    ) -> Result<()> {
-        let number = st.manifest.next_file_number;
-        st.manifest.next_file_number += 1;
-        let path = log_path(&self.dir, number);
-        let file = self
-            .fs
-            .create(&path)
-            .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
-        // The new log must survive power loss before any synced write lands in it.
-        self.fs
-            .sync_dir(&self.dir)
-            .map_err(|e| Error::io(format!("syncing {}", self.dir.display()), e))?;
-        {
-            let log = self.log.get_unbatched(unbatched);
-            let old_number = log.number;
-            // The new log's header first: once the old log ends with its
-            // trailer, no record may follow it there.
-            let writer = LogWriter::with_previous(file, old_number)
-                .map_err(|e| Error::io(format!("starting {}", path.display()), e))?;
-            // A failed writer (see `resume`) takes no trailer: its log is
-            // retired before any write reaches the new one.
-            if let Some(old) = log.writer.as_mut().filter(|w| !w.is_failed()) {
-                // The old log ends with a trailer naming the new one, so a
-                // replay can tell a complete log from one cut short. Its
-                // unsynced writes must be durable once a later synced write
-                // in the new log is. A failure leaves the old writer
-                // refusing writes (it fails for good after any error).
-                let trailer = crate::batch::log_trailer(number);
-                old.add_record(&trailer)
-                    .and_then(|()| old.sync())
-                    .map_err(|e| {
-                        Error::io(
-                            format!("ending {}", log_path(&self.dir, old_number).display()),
-                            e,
-                        )
-                    })?;
-            }
-            log.writer = Some(writer);
-            log.number = number;
-        }
-        // Writes without the log skip the unbatched entry: closing the
-        // sequencer waits for those in flight and holds new ones off until
-        // the new memtable is in place.
-        let closed = self.seq.close();
-        let old = st.version.mem.clone();
-        // unordered_write: writers of earlier groups may still be inserting
-        // into the old memtable (they insert after leaving their group). No
-        // group runs now, so the count only falls; wait for it before
-        // freezing, which refuses later inserts.
-        while old.pending_inserts.load(Ordering::Acquire) > 0 {
-            std::thread::yield_now();
-        }
-        old.rep.mark_read_only();
-        let mem = Arc::new(Memtable::new(
-            self.opts.memtable_kind,
-            number,
-            self.opts.write_buffer_size,
-        ));
-        let log = self.log.get_unbatched(unbatched);
-        log.mem = mem.clone();
-        log.bytes_since_check = 0;
-        log.next_check = first_size_check(self.opts.write_buffer_size);
-        // Writes without the log reach the memtable through the pointer
-        // (see `write_unlogged`). Release: reservations after the reopening
-        // acquire it.
-        self.current_mem
-            .store(Arc::as_ptr(&mem).cast_mut(), Ordering::Release);
-        // Relaxed: read as a hint; writers re-check under the unbatched
-        // entry, which this thread holds.
-        self.memtable_full.store(false, Ordering::Relaxed);
-        st.version = Arc::new(st.version.with(|v| {
-            v.imm.insert(0, old);
-            v.mem = mem;
-        }));
-        drop(closed);
-        self.bg_cv.notify_all();
-        Ok(())
     }
 
     fn write_manifest(&self, manifest: &Manifest) -> Result<()> {
@@ -2071,10 +1527,6 @@ impl Shared {
                 // Nothing more can be made durable; wake stalled writers so
                 // they see the error, then idle until shutdown, or retry
                 // after a full disk (RocksDB's auto-resume).
-                if st.stalled {
-                    st.stalled = false;
-                    self.group.release_stall();
-                }
                 self.bg_cv.notify_all();
                 if self.shutting_down.load(Ordering::Acquire) {
                     return;
@@ -2127,12 +1579,6 @@ impl Shared {
                     }
                     st = self.state.lock().expect("state");
                     st.bg_busy = false;
-                    let room = st.version.imm.len() + 1 < self.opts.max_write_buffer_number
-                        && st.version.levels[0].len() < self.opts.level0_stop_writes_trigger;
-                    if st.stalled && room {
-                        st.stalled = false;
-                        self.group.release_stall();
-                    }
                     self.bg_cv.notify_all();
                 }
                 None => {
@@ -2330,18 +1776,4 @@ fn prepare_dir(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
             .map_err(|e| Error::io(format!("syncing {}", parent.display()), e))?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_batch_larger_than_a_log_record_is_refused_before_it_is_written() {
-        let limit = MAX_RECORD_LEN - GROUP_HEADER_LEN;
-        assert!(check_batch_size(limit).is_ok());
-        let err = check_batch_size(limit + 1).unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
-        assert!(err.to_string().contains("one log record holds"), "{err}");
-    }
 }

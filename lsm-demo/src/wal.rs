@@ -399,6 +399,45 @@ impl From<WalError> for io::Error {
 // Writer
 // ---------------------------------------------------------------------------
 
+/// Appends one record to `out`, framed as the log stores it (length,
+/// payload checksum, header checksum, payload), its payload the
+/// concatenation of `payload_parts`: the expensive part of a log append,
+/// which any thread can do before handing the bytes to
+/// [`LogWriter::add_framed`].
+///
+/// # Errors
+///
+/// [`io::ErrorKind::InvalidInput`] for a payload over [`MAX_RECORD_LEN`]
+/// bytes (nothing is appended).
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::wal::{frame_record, RECORD_HEADER_LEN};
+/// let mut out = Vec::new();
+/// frame_record(&[b"group header", b"entries"], &mut out).unwrap();
+/// assert_eq!(out.len(), RECORD_HEADER_LEN + 19);
+/// ```
+pub fn frame_record(payload_parts: &[&[u8]], out: &mut Vec<u8>) -> io::Result<()> {
+    let total: usize = payload_parts.iter().map(|p| p.len()).sum();
+    let len = u32::try_from(total).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("log record of {total} bytes exceeds the limit of {MAX_RECORD_LEN}"),
+        )
+    })?;
+    let start = out.len();
+    out.reserve(RECORD_HEADER_LEN + total);
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&masked_crc(payload_parts).to_le_bytes());
+    let header_crc = masked_crc(&[&out[start..start + 8]]);
+    out.extend_from_slice(&header_crc.to_le_bytes());
+    for part in payload_parts {
+        out.extend_from_slice(part);
+    }
+    Ok(())
+}
+
 /// Appends records to a log file.
 ///
 /// Each [`Self::add_record`] is a single append of header and payload. After
@@ -561,28 +600,55 @@ impl LogWriter {
     /// ```
     pub fn add_record(&mut self, payload: &[u8]) -> io::Result<()> {
         self.check_failed()?;
-        let len = u32::try_from(payload.len()).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "log record of {} bytes exceeds the limit of {MAX_RECORD_LEN}",
-                    payload.len()
-                ),
-            )
-        })?;
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
-        buf.extend_from_slice(&len.to_le_bytes());
-        buf.extend_from_slice(&masked_crc(&[payload]).to_le_bytes());
-        let header_crc = masked_crc(&[&buf[..8]]);
-        buf.extend_from_slice(&header_crc.to_le_bytes());
-        buf.extend_from_slice(payload);
-        let result = self.append(&buf);
+        let result = frame_record(&[payload], &mut buf).and_then(|()| self.append(&buf));
         // Keep the buffer for the next record unless it grew huge.
         if buf.capacity() <= 1 << 20 {
             self.buf = buf;
         }
         result
+    }
+
+    /// A handle that syncs this log from another thread while appends go
+    /// on (see [`WritableFile::sync_handle`](crate::env::WritableFile::sync_handle)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use lsm_demo::wal::LogWriter;
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+    /// let syncer = log.sync_handle().unwrap();
+    /// log.add_record(b"x").unwrap();
+    /// syncer.sync().unwrap();
+    /// ```
+    pub fn sync_handle(&self) -> io::Result<std::sync::Arc<dyn crate::env::FileSync>> {
+        self.file.sync_handle()
+    }
+
+    /// Appends records framed by [`frame_record`] (any number, back to
+    /// back) with one append. Not synced.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::wal::{frame_record, read_all, DBRecoveryMode, LogWriter};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use std::path::Path;
+    /// # let fs = FaultInjectionFs::new();
+    /// let mut log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+    /// let mut framed = Vec::new();
+    /// frame_record(&[b"one"], &mut framed).unwrap(); // framed by any thread
+    /// frame_record(&[b"tw", b"o"], &mut framed).unwrap();
+    /// log.add_framed(&framed).unwrap();
+    /// let all = read_all(fs.read_file(Path::new("l")).unwrap(), DBRecoveryMode::AbsoluteConsistency).unwrap();
+    /// assert_eq!(all.records, [b"one".to_vec(), b"two".to_vec()]);
+    /// ```
+    pub fn add_framed(&mut self, framed: &[u8]) -> io::Result<()> {
+        self.append(framed)
     }
 
     /// Pushes appended records to the operating system.

@@ -1,0 +1,565 @@
+//! The write path: sequence numbers, the log, the memtable insert, and
+//! visibility, for many writers at once without a leader.
+//!
+//! ```text
+//! write ─► make_room_for_write (switch a full memtable; stall)
+//!       ─► reserve the batch's sequence numbers (one compare-and-swap)
+//!       ─► frame the batch's log record (checksums: in parallel)
+//!       ─► post it to the log queue under its sequence range (or a skip,
+//!          without the log); whoever finds the drain free writes every
+//!          posted record, in sequence order, with one append
+//!       ─► wait until the log holds it; with `sync`, join the write group,
+//!          whose leader syncs everything written once for the group
+//!       ─► insert into the memtable, beside everyone else
+//!       ─► finish the range; wait until every earlier range is finished
+//! ```
+//!
+//! Log order is sequence order (recovery stops at a gap), because records
+//! are posted under their sequence ranges and drained in range order. A
+//! record reaches the operating system before its batch touches the
+//! memtable, so a failed log write leaves nothing in the memtable.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::{Shared, State};
+use crate::batch::{GROUP_HEADER_LEN, WriteBatch, group_header};
+use crate::env::FileSync;
+use crate::error::{Error, Result};
+use crate::filename::log_path;
+use crate::key::MAX_SEQUENCE;
+use crate::memtable::Memtable;
+use crate::options::WriteOptions;
+use crate::wal::{LogWriter, frame_record};
+
+/// What a writer posts to the log queue under its sequence range.
+pub(crate) enum LogPost {
+    /// A framed log record.
+    Record(Vec<u8>),
+    /// A write without the log: nothing to write, but its range must pass.
+    Skip,
+}
+
+/// The log file the drainer appends to; behind a mutex that the drainer,
+/// the memtable switch and the close take (the sync goes through its own
+/// handle, so it does not hold appends up).
+pub(crate) struct LogFile {
+    /// `None` once an append or sync failed: no record may follow.
+    pub(crate) writer: Option<LogWriter>,
+    pub(crate) number: u64,
+    /// Syncs the file from a sync group's leader while appends go on.
+    pub(crate) syncer: Option<Arc<dyn FileSync>>,
+    /// The bytes of one drain pass, kept between passes.
+    buffer: Vec<u8>,
+}
+
+impl LogFile {
+    pub(crate) fn new(writer: LogWriter, number: u64) -> Result<LogFile> {
+        let syncer = Some(
+            writer
+                .sync_handle()
+                .map_err(|e| Error::io(format!("opening a sync handle of log {number}"), e))?,
+        );
+        Ok(LogFile {
+            writer: Some(writer),
+            number,
+            syncer,
+            buffer: Vec::new(),
+        })
+    }
+}
+
+/// A sync writer's request to the write group: its record ends the log at
+/// or before `end` (in sequence numbers) and must be made durable.
+#[derive(Debug)]
+pub(crate) struct SyncItem {
+    end: u64,
+}
+
+/// The longest a sync group's leader waits for more writers.
+const MAX_SYNC_GATHER: Duration = Duration::from_millis(1);
+
+impl write_group::Commit<SyncItem> for Shared {
+    type Error = Error;
+    type Token = ();
+
+    fn gather_window(&self, _: &SyncItem) -> Duration {
+        if !self.opts.group_commit_wait {
+            return Duration::ZERO;
+        }
+        // Half a sync: a wait that times out costs at most that; one that
+        // succeeds saves a whole sync for every writer it gathers.
+        // Relaxed: an estimate; any recent value will do.
+        let half_sync = Duration::from_nanos(self.sync_nanos.load(Ordering::Relaxed) / 2);
+        half_sync.min(MAX_SYNC_GATHER)
+    }
+
+    /// Syncs the log once for the group: every member's record was written
+    /// before it joined, so everything written now covers them all.
+    fn lead(
+        &self,
+        members: &mut write_group::GroupMembers<'_, SyncItem>,
+    ) -> Result<write_group::Lead<()>> {
+        let target = self.written.published();
+        debug_assert!(members.iter().all(|m| m.end <= target));
+        // Acquire: a sync by another group that covered us is complete.
+        if self.durable.load(Ordering::Acquire) >= target {
+            return Ok(write_group::Lead::serial(()));
+        }
+        let (syncer, number) = {
+            let log = self.log.lock().expect("log");
+            (log.syncer.clone(), log.number)
+        };
+        let Some(syncer) =
+            syncer.filter(|_| self.log_failed_from.load(Ordering::Acquire) >= target)
+        else {
+            return Err(self.background_error());
+        };
+        let start = Instant::now();
+        if let Err(e) = syncer.sync() {
+            // What the log holds after a failed sync is unknown: no record
+            // may follow. Refuse writes until `resume` retires the log.
+            let err = Error::io(
+                format!("syncing {}", log_path(&self.dir, number).display()),
+                e,
+            );
+            self.log.lock().expect("log").writer = None;
+            self.log_failed_from.fetch_min(target, Ordering::AcqRel);
+            self.set_bg_error(err.clone());
+            self.written.wake_waiters();
+            return Err(err);
+        }
+        self.note_sync_time(start.elapsed());
+        // Release: pairs with the Acquire above, in a later group.
+        self.durable.fetch_max(target, Ordering::AcqRel);
+        Ok(write_group::Lead::serial(()))
+    }
+}
+
+impl Shared {
+    /// Writes `batch` (not empty, its sizes checked): see the module docs.
+    pub(super) fn write(&self, batch: &WriteBatch, wo: &WriteOptions) -> Result<()> {
+        self.make_room_for_write(wo.no_slowdown)?;
+        let count = batch.len() as u64;
+        let range = self.seq.reserve(count);
+        if range.end - 1 > MAX_SEQUENCE {
+            self.seq.finish(range);
+            return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
+        }
+        let post = if wo.disable_wal {
+            LogPost::Skip
+        } else {
+            let mut record = Vec::new();
+            let header = group_header(range.start, count as u32);
+            // The size was checked against the record limit up front.
+            frame_record(&[&header, batch.records()], &mut record)
+                .expect("a batch within the log record limit");
+            LogPost::Record(record)
+        };
+        self.log_queue.post(range.clone(), post);
+        self.drain_log();
+        // Every posted range is drained (someone drains after each post)
+        // and `written` passes it, whether the append worked or not.
+        self.written.wait_published(range.end);
+        // Acquire: pairs with the failing drainer's store.
+        if self.log_failed_from.load(Ordering::Acquire) <= range.start {
+            self.seq.finish(range);
+            // The error that failed the log, as the writers it failed see
+            // it (later writers get it wrapped as a background error).
+            let cause = self.bg_error.lock().expect("bg error").clone();
+            return Err(cause.unwrap_or_else(|| self.background_error()));
+        }
+        if wo.sync && self.durable.load(Ordering::Acquire) < range.end {
+            let mut item = SyncItem { end: range.end };
+            let synced = self
+                .group
+                .write_in_place(self, &mut item)
+                .map_err(|e| match e {
+                    write_group::WriteError::Group(e) => e,
+                    write_group::WriteError::Stalled => Error::WriteStall,
+                    write_group::WriteError::LeaderPanicked => Error::Aborted(
+                        "the sync group's leader panicked; the write was not applied".into(),
+                    ),
+                });
+            if let Err(e) = synced {
+                self.seq.finish(range);
+                return Err(e);
+            }
+        }
+        // Acquire: pairs with the Release store in `install_new_log`.
+        let mem = self.current_mem.load(Ordering::Acquire);
+        // SAFETY: `current_mem` points into the `Arc` of the state's mutable
+        // memtable, which `install_new_log` replaces only while the
+        // sequencer is closed; closing waits for every reserved range to be
+        // finished, ours included (and, with `unordered_write`, for the
+        // memtable's pending inserts), so the memtable outlives this use.
+        // Our reservation (Acquire) came after the last reopening, so it
+        // sees the pointer stored before it.
+        let mem = unsafe { &*mem };
+        if self.opts.unordered_write {
+            // Visible before it is inserted (the option's point): count
+            // the insert so a switch or flush of this memtable waits.
+            // Relaxed: the range's finish (Release) orders it before the
+            // closer's Acquire.
+            mem.pending_inserts.fetch_add(1, Ordering::Relaxed);
+            self.seq.finish(range.clone());
+            self.insert(mem, range.start, batch, wo);
+            // Release: pairs with the waiter's Acquire load.
+            mem.pending_inserts.fetch_sub(1, Ordering::Release);
+            return Ok(());
+        }
+        self.insert(mem, range.start, batch, wo);
+        self.seq.finish(range.clone());
+        // An earlier write may still be inserting: visible means everything
+        // up to ours is.
+        self.seq.wait_published(range.end);
+        Ok(())
+    }
+
+    fn insert(&self, mem: &Memtable, first: u64, batch: &WriteBatch, wo: &WriteOptions) {
+        if self.opts.allow_concurrent_memtable_write {
+            mem.rep.insert_batch(first, batch, true);
+        } else {
+            let _serial = self.insert_lock.lock().expect("insert lock");
+            mem.rep.insert_batch(first, batch, false);
+        }
+        if wo.disable_wal && !mem.has_unlogged.load(Ordering::Relaxed) {
+            // Relaxed: read on drop, after every write has returned. Stored
+            // once, so the line stays shared among writers.
+            mem.has_unlogged.store(true, Ordering::Relaxed);
+        }
+        self.note_growth(mem, batch.data_size());
+    }
+
+    /// Writes every record posted so far, in sequence order, with one
+    /// append, unless another thread is doing so (it then takes ours).
+    fn drain_log(&self) {
+        self.log_queue.drain(|range, pass| {
+            let mut log = self.log.lock().expect("log");
+            let LogFile {
+                writer,
+                buffer,
+                number,
+                ..
+            } = &mut *log;
+            buffer.clear();
+            for (_, post) in pass.drain(..) {
+                if let LogPost::Record(record) = post {
+                    buffer.extend_from_slice(&record);
+                }
+            }
+            let appended = match writer {
+                _ if buffer.is_empty() => Ok(()),
+                Some(w) => w.add_framed(buffer).map_err(|e| {
+                    Error::io(
+                        format!("writing {}", log_path(&self.dir, *number).display()),
+                        e,
+                    )
+                }),
+                None => Err(self.background_error()),
+            };
+            if buffer.capacity() > 1 << 20 {
+                *buffer = Vec::new();
+            }
+            if let Err(e) = appended {
+                // The log may now hold part of these records: no later
+                // record may follow them. The pass's writers fail; the
+                // positions still move on, so nothing waits forever.
+                let first_failure = writer.take().is_some();
+                drop(log);
+                // Release: the waiters' Acquire sees it with the position.
+                self.log_failed_from
+                    .fetch_min(range.start, Ordering::AcqRel);
+                if first_failure {
+                    self.set_bg_error(e);
+                }
+            } else {
+                drop(log);
+            }
+            self.written.finish(range);
+        });
+    }
+
+    /// Counts `bytes` of batches this thread gave the memtable and, once it
+    /// has given a sixteenth of the buffer (at most 64 KiB), checks the real
+    /// size (the arena's per-shard counters: never per write); once the
+    /// memtable is full, sets `memtable_full` so the next writer switches it.
+    fn note_growth(&self, mem: &Memtable, bytes: usize) {
+        thread_local! {
+            static UNCHECKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        }
+        let every = (self.opts.write_buffer_size / 16).min(64 << 10);
+        let unchecked = UNCHECKED.get() + bytes;
+        if unchecked < every {
+            UNCHECKED.set(unchecked);
+            return;
+        }
+        UNCHECKED.set(0);
+        if mem.rep.memory_usage() >= self.opts.write_buffer_size {
+            // Relaxed: a hint; writers re-check under the state lock.
+            self.memtable_full.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Folds a sync's duration into `sync_nanos`: an average over about
+    /// eight syncs.
+    fn note_sync_time(&self, took: Duration) {
+        let took = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        // Relaxed: only sync leaders write it, one at a time; readers want
+        // an estimate.
+        let old = self.sync_nanos.load(Ordering::Relaxed);
+        let average = if old == 0 {
+            took
+        } else {
+            old - old / 8 + took / 8
+        };
+        self.sync_nanos.store(average, Ordering::Relaxed);
+    }
+
+    /// Makes sure the mutable memtable has room, switching it when full and
+    /// waiting (a stall) while too many frozen memtables or level-0 files
+    /// wait for the background thread.
+    fn make_room_for_write(&self, no_slowdown: bool) -> Result<()> {
+        loop {
+            // Relaxed: a hint writers set; what follows re-checks.
+            if !self.memtable_full.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let st = self.state.lock().expect("state");
+            if st.version.mem.rep.memory_usage() < self.opts.write_buffer_size {
+                return Ok(());
+            }
+            self.check_bg_error()?;
+            let too_many_imm = st.version.imm.len() + 1 >= self.opts.max_write_buffer_number;
+            let too_many_l0 = st.version.levels[0].len() >= self.opts.level0_stop_writes_trigger;
+            if too_many_imm || too_many_l0 {
+                if no_slowdown {
+                    return Err(Error::WriteStall);
+                }
+                // Stall: writers wait here (no_slowdown ones fail) until the
+                // background thread catches up. Writes past this point hold
+                // sequence ranges, so they are let finish.
+                self.bg_cv.notify_all();
+                let _st = self.bg_cv.wait(st).expect("state");
+                continue;
+            }
+            self.switch_memtable(st)?;
+            return Ok(());
+        }
+    }
+
+    /// Freezes the mutable memtable and starts a new one with a new log.
+    /// The state lock (held throughout) serialises switches.
+    pub(super) fn switch_memtable(&self, mut st: std::sync::MutexGuard<'_, State>) -> Result<()> {
+        // After a failed log write or sync, only `resume` replaces the log:
+        // it retires the broken one before it lets writes in.
+        self.check_bg_error()?;
+        self.install_new_log(&mut st)
+    }
+
+    /// The body of [`Self::switch_memtable`], without the error check.
+    pub(super) fn install_new_log(&self, st: &mut std::sync::MutexGuard<'_, State>) -> Result<()> {
+        // Hold new writes off and wait for those in flight: each is logged
+        // (or failed) and inserted once its range is finished. Sync writers
+        // hold their ranges while their group syncs, so no sync group may
+        // wait on us here (we hold no write-group entry): a group that runs
+        // now syncs the old log, before the swap.
+        let closed = self.seq.close();
+        let mut log = self.log.lock().expect("log");
+        let number = st.manifest.next_file_number;
+        st.manifest.next_file_number += 1;
+        let path = log_path(&self.dir, number);
+        let file = self
+            .fs
+            .create(&path)
+            .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+        // The new log must survive power loss before any synced write lands in it.
+        self.fs
+            .sync_dir(&self.dir)
+            .map_err(|e| Error::io(format!("syncing {}", self.dir.display()), e))?;
+        let old_number = log.number;
+        // The new log's header first: once the old log ends with its
+        // trailer, no record may follow it there.
+        let writer = LogWriter::with_previous(file, old_number)
+            .map_err(|e| Error::io(format!("starting {}", path.display()), e))?;
+        let next = LogFile::new(writer, number)?;
+        // A failed writer (see `resume`) takes no trailer: its log is
+        // retired before any write reaches the new one.
+        if let Some(old) = log.writer.as_mut().filter(|w| !w.is_failed()) {
+            // The old log ends with a trailer naming the new one, so a
+            // replay can tell a complete log from one cut short. Its
+            // unsynced writes must be durable once a later synced write in
+            // the new log is. A failure leaves the old writer refusing
+            // writes (it fails for good after any error).
+            let trailer = crate::batch::log_trailer(number);
+            old.add_record(&trailer)
+                .and_then(|()| old.sync())
+                .map_err(|e| {
+                    Error::io(
+                        format!("ending {}", log_path(&self.dir, old_number).display()),
+                        e,
+                    )
+                })?;
+        }
+        *log = next;
+        drop(log);
+        // Every write so far is logged or failed; the new log starts clean.
+        // Release: writes after the reopening acquire it.
+        self.log_failed_from.store(u64::MAX, Ordering::Release);
+        self.durable.fetch_max(closed.published(), Ordering::AcqRel);
+        let old = st.version.mem.clone();
+        // unordered_write: writers may still be inserting into the old
+        // memtable (they insert after finishing their range). No range is
+        // open now, so the count only falls; wait for it before freezing,
+        // which refuses later inserts.
+        while old.pending_inserts.load(Ordering::Acquire) > 0 {
+            std::thread::yield_now();
+        }
+        old.rep.mark_read_only();
+        let mem = Arc::new(Memtable::new(
+            self.opts.memtable_kind,
+            number,
+            self.opts.write_buffer_size,
+        ));
+        // Writes reach the memtable through the pointer (see `write`).
+        // Release: reservations after the reopening acquire it.
+        self.current_mem
+            .store(Arc::as_ptr(&mem).cast_mut(), Ordering::Release);
+        // Relaxed: read as a hint; writers re-check under the state lock.
+        self.memtable_full.store(false, Ordering::Relaxed);
+        st.version = Arc::new(st.version.with(|v| {
+            v.imm.insert(0, old);
+            v.mem = mem;
+        }));
+        drop(closed);
+        self.bg_cv.notify_all();
+        Ok(())
+    }
+}
+
+/// Refuses a batch that one log record cannot hold, before anything is
+/// written: the database stays writable.
+pub(super) fn check_batch_size(data_size: usize) -> Result<()> {
+    let limit = crate::wal::MAX_RECORD_LEN - GROUP_HEADER_LEN;
+    if data_size > limit {
+        return Err(Error::InvalidArgument(format!(
+            "a batch of {data_size} bytes exceeds {limit}, the most one log record holds"
+        )));
+    }
+    Ok(())
+}
+
+/// What a closing database still owes the log: a sync of what was written.
+pub(super) fn sync_on_close(log: &mut LogFile) {
+    if let Some(w) = log.writer.as_mut() {
+        let _ = w.sync();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::{decode_group, decode_log_trailer};
+    use crate::env::PosixFs;
+    use crate::filename::{FileKind, parse_file_name};
+    use crate::wal::{DBRecoveryMode, LogReader};
+    use crate::{DB, Options};
+
+    /// The sequence ranges of the records in the directory's logs, log by
+    /// log in file-number order (trailers left out).
+    fn logged_ranges(dir: &std::path::Path) -> Vec<Vec<(u64, u64)>> {
+        let mut logs: Vec<u64> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(
+                |e| match parse_file_name(e.unwrap().file_name().to_str()?) {
+                    Some(FileKind::Log(n)) => Some(n),
+                    _ => None,
+                },
+            )
+            .collect();
+        logs.sort_unstable();
+        logs.iter()
+            .map(|&n| {
+                let path = log_path(dir, n);
+                let mut reader =
+                    LogReader::open(&PosixFs, &path, DBRecoveryMode::AbsoluteConsistency).unwrap();
+                let mut ranges = Vec::new();
+                while let Some(record) = reader.next_record().unwrap() {
+                    if decode_log_trailer(record).is_some() {
+                        continue;
+                    }
+                    let (first, ops) = decode_group(record).unwrap();
+                    ranges.push((first, first + ops.len() as u64));
+                }
+                ranges
+            })
+            .collect()
+    }
+
+    /// Many writers without a leader, some synced, some unlogged, across
+    /// memtable switches: every log holds its records in sequence order,
+    /// and the logs follow each other in it (replay refuses anything else).
+    #[test]
+    fn concurrent_writers_fill_the_logs_in_sequence_order() {
+        for buffer in [64 << 10, 64 << 20] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut o = Options::default();
+            o.create_if_missing(true);
+            o.set_write_buffer_size(buffer);
+            o.set_max_write_buffer_number(64); // keep the logs of frozen memtables a while
+            let db = DB::open(&o, dir.path()).unwrap();
+            let (threads, per_thread) = (4u64, 1500u64);
+            let logged = std::sync::atomic::AtomicU64::new(0);
+            std::thread::scope(|s| {
+                for t in 0..threads {
+                    let (db, logged) = (&db, &logged);
+                    s.spawn(move || {
+                        for i in 0..per_thread {
+                            let mut wo = WriteOptions::default();
+                            wo.set_sync(i % 50 == 0);
+                            // Unlogged writes get the memtable flushed on
+                            // close; with one memtable, keep its log.
+                            wo.disable_wal(t == 3 && i % 2 == 1 && buffer < 1 << 20);
+                            let mut batch = WriteBatch::new();
+                            for k in 0..=(i % 3) {
+                                batch.put(format!("{t}-{i}-{k}"), [b'v'; 40]);
+                            }
+                            db.write_opt(batch, &wo).unwrap();
+                            if !wo.disable_wal {
+                                logged.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    });
+                }
+            });
+            let switched =
+                db.stats().level_files.iter().sum::<usize>() + db.stats().immutable_memtables > 0;
+            drop(db);
+            let logs = logged_ranges(dir.path());
+            let all: Vec<(u64, u64)> = logs.iter().flatten().copied().collect();
+            assert!(
+                all.windows(2).all(|w| w[0].1 <= w[1].0),
+                "out of order: {logs:?}"
+            );
+            assert!(all.iter().all(|(a, b)| a < b));
+            if buffer > 1 << 20 {
+                // One memtable, one log, every logged write in it.
+                assert!(!switched);
+                assert_eq!(logs.len(), 1);
+                assert_eq!(all.len() as u64, logged.into_inner());
+            } else {
+                assert!(switched, "no memtable switch");
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_larger_than_a_log_record_is_refused_before_it_is_written() {
+        let limit = crate::wal::MAX_RECORD_LEN - GROUP_HEADER_LEN;
+        assert!(check_batch_size(limit).is_ok());
+        let err = check_batch_size(limit + 1).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        assert!(err.to_string().contains("one log record holds"), "{err}");
+    }
+}
