@@ -808,9 +808,11 @@ impl DB {
     pub fn flush(&self) -> Result<()> {
         self.shared.check_bg_error()?;
         {
+            // Lock order: the sequencer's close, then the state lock.
+            let closed = self.shared.seq.close();
             let st = self.shared.state.lock().expect("state");
             if !st.version.mem.is_empty() {
-                self.shared.switch_memtable(st)?;
+                self.shared.switch_memtable(&closed, st)?;
             }
         }
         let mut st = self.shared.state.lock().expect("state");
@@ -1443,6 +1445,9 @@ impl Shared {
         if !self.has_bg_error.load(Ordering::Acquire) {
             return Ok(());
         }
+        // Lock order: the sequencer's close (writes wait until the log is
+        // replaced), then the state lock.
+        let closed = self.seq.close();
         let mut st = self.state.lock().expect("state");
         // A flush or compaction that was running when the error came ends first.
         while st.bg_busy {
@@ -1462,14 +1467,17 @@ impl Shared {
         let log_broken =
             (self.log.lock().expect("log").writer.as_ref()).is_none_or(LogWriter::is_failed);
         if log_broken {
-            self.install_new_log(&mut st)?;
+            self.install_new_log(&closed, &mut st)?;
         }
         drop(st);
+        // Writes stay held off until no replay can need the broken log: a
+        // record in the new log could not be replayed past it.
         while !self.state.lock().expect("state").version.imm.is_empty() {
             self.flush_oldest()?;
         }
         *self.bg_error.lock().expect("bg error") = None;
         self.has_bg_error.store(false, Ordering::Release);
+        drop(closed);
         info!(self.info_log, "resumed; writes go on");
         let _st = self.state.lock().expect("state");
         self.bg_cv.notify_all();
@@ -1477,6 +1485,18 @@ impl Shared {
     }
 
     fn set_bg_error(&self, e: Error) {
+        self.record_bg_error(e);
+        // Wake writers waiting for room, so they see the error. The error
+        // slot is released first: `make_room_for_write` holds the state
+        // lock while it reads the slot, so holding both here would invert
+        // the lock order.
+        let _st = self.state.lock();
+        self.bg_cv.notify_all();
+    }
+
+    /// [`Self::set_bg_error`] for a caller that holds the state lock (and
+    /// notifies `bg_cv` itself).
+    fn record_bg_error(&self, e: Error) {
         info!(self.info_log, "background error, writes stop: {e}");
         {
             let mut slot = self.bg_error.lock().expect("bg error");
@@ -1485,12 +1505,6 @@ impl Shared {
             }
         }
         self.has_bg_error.store(true, Ordering::Release);
-        // Wake writers waiting for room, so they see the error. The error
-        // slot is released first: `make_room_for_write` holds the state
-        // lock while it reads the slot, so holding both here would invert
-        // the lock order.
-        let _st = self.state.lock();
-        self.bg_cv.notify_all();
     }
 
     fn write_manifest(&self, manifest: &Manifest) -> Result<()> {

@@ -40,6 +40,13 @@
 //! dropped, and every later log dropped whole under
 //! [`DBRecoveryMode::PointInTime`](crate::DBRecoveryMode::PointInTime), is moved to `lost/` once the new
 //! manifest no longer needs it, so the evidence survives.
+//!
+//! Each log names the log before it in its header and, once the engine
+//! switched away from it, the log after it in a trailer; a log missing from
+//! that chain, or one cut short before its trailer, ends the point in time
+//! like damage does. A log that holds nothing (not even a whole header) and
+//! that a later log follows is skipped and retired: a memtable switch
+//! created it and failed before the log took any record.
 
 mod replay;
 use replay::Replay;

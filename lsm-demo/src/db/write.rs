@@ -32,6 +32,7 @@ use crate::key::MAX_SEQUENCE;
 use crate::memtable::Memtable;
 use crate::options::WriteOptions;
 use crate::wal::{LogWriter, frame_record};
+use ordered_publish::Closed;
 
 /// What a writer posts to the log queue under its sequence range.
 pub(crate) enum LogPost {
@@ -68,6 +69,16 @@ impl LogFile {
             buffer: Vec::new(),
         })
     }
+}
+
+/// What a writer must do before it writes (see `make_room_for_write`).
+enum Room {
+    /// The mutable memtable has room.
+    Enough,
+    /// It is full: freeze it and start a new one.
+    Switch,
+    /// It is full and the background thread is behind: wait.
+    Stall,
 }
 
 /// A sync writer's request to the write group: its record ends the log at
@@ -327,45 +338,75 @@ impl Shared {
                 return Ok(());
             }
             let st = self.state.lock().expect("state");
-            if st.version.mem.rep.memory_usage() < self.opts.write_buffer_size {
-                return Ok(());
-            }
-            self.check_bg_error()?;
-            let too_many_imm = st.version.imm.len() + 1 >= self.opts.max_write_buffer_number;
-            let too_many_l0 = st.version.levels[0].len() >= self.opts.level0_stop_writes_trigger;
-            if too_many_imm || too_many_l0 {
-                if no_slowdown {
-                    return Err(Error::WriteStall);
+            match self.room(&st, no_slowdown)? {
+                Room::Enough => return Ok(()),
+                Room::Stall => {
+                    // Stall: writers wait here (no_slowdown ones fail) until
+                    // the background thread catches up. Writes past this
+                    // point hold sequence ranges, so they are let finish.
+                    self.bg_cv.notify_all();
+                    let _st = self.bg_cv.wait(st).expect("state");
+                    continue;
                 }
-                // Stall: writers wait here (no_slowdown ones fail) until the
-                // background thread catches up. Writes past this point hold
-                // sequence ranges, so they are let finish.
-                self.bg_cv.notify_all();
-                let _st = self.bg_cv.wait(st).expect("state");
-                continue;
+                Room::Switch => {}
             }
-            self.switch_memtable(st)?;
-            return Ok(());
+            // Lock order: the sequencer's close, then the state lock. A
+            // writer holding a range may take the state lock (to report a
+            // failed log write) before it finishes the range.
+            drop(st);
+            let closed = self.seq.close();
+            let st = self.state.lock().expect("state");
+            if let Room::Switch = self.room(&st, no_slowdown)? {
+                return self.switch_memtable(&closed, st);
+            }
+            // Another writer switched meanwhile, or a stall began.
+        }
+    }
+
+    /// What a writer must do before it writes, as `st` stands.
+    fn room(&self, st: &State, no_slowdown: bool) -> Result<Room> {
+        if st.version.mem.rep.memory_usage() < self.opts.write_buffer_size {
+            return Ok(Room::Enough);
+        }
+        self.check_bg_error()?;
+        let too_many_imm = st.version.imm.len() + 1 >= self.opts.max_write_buffer_number;
+        let too_many_l0 = st.version.levels[0].len() >= self.opts.level0_stop_writes_trigger;
+        match (too_many_imm || too_many_l0, no_slowdown) {
+            (false, _) => Ok(Room::Switch),
+            (true, false) => Ok(Room::Stall),
+            (true, true) => Err(Error::WriteStall),
         }
     }
 
     /// Freezes the mutable memtable and starts a new one with a new log.
-    /// The state lock (held throughout) serialises switches.
-    pub(super) fn switch_memtable(&self, mut st: std::sync::MutexGuard<'_, State>) -> Result<()> {
+    /// The caller closed the sequencer (every write so far has finished),
+    /// then took the state lock.
+    pub(super) fn switch_memtable(
+        &self,
+        closed: &Closed<'_>,
+        mut st: std::sync::MutexGuard<'_, State>,
+    ) -> Result<()> {
         // After a failed log write or sync, only `resume` replaces the log:
-        // it retires the broken one before it lets writes in.
+        // it retires the broken one before it lets writes in. (A broken log
+        // always comes with the error; the second check keeps a switch
+        // from ever leaving one without a trailer.)
         self.check_bg_error()?;
-        self.install_new_log(&mut st)
+        if (self.log.lock().expect("log").writer.as_ref()).is_none_or(LogWriter::is_failed) {
+            return Err(self.background_error());
+        }
+        self.install_new_log(closed, &mut st)
     }
 
     /// The body of [`Self::switch_memtable`], without the error check.
-    pub(super) fn install_new_log(&self, st: &mut std::sync::MutexGuard<'_, State>) -> Result<()> {
-        // Hold new writes off and wait for those in flight: each is logged
-        // (or failed) and inserted once its range is finished. Sync writers
-        // hold their ranges while their group syncs, so no sync group may
-        // wait on us here (we hold no write-group entry): a group that runs
-        // now syncs the old log, before the swap.
-        let closed = self.seq.close();
+    pub(super) fn install_new_log(
+        &self,
+        closed: &Closed<'_>,
+        st: &mut std::sync::MutexGuard<'_, State>,
+    ) -> Result<()> {
+        // The closed sequencer holds new writes off, and every write in
+        // flight has finished: each is logged (or failed) and inserted. Sync
+        // writers hold their ranges while their group syncs, so the last
+        // sync group synced the old log before we got here.
         let mut log = self.log.lock().expect("log");
         let number = st.manifest.next_file_number;
         st.manifest.next_file_number += 1;
@@ -374,33 +415,60 @@ impl Shared {
             .fs
             .create(&path)
             .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
-        // The new log must survive power loss before any synced write lands in it.
-        self.fs
-            .sync_dir(&self.dir)
-            .map_err(|e| Error::io(format!("syncing {}", self.dir.display()), e))?;
         let old_number = log.number;
-        // The new log's header first: once the old log ends with its
-        // trailer, no record may follow it there.
-        let writer = LogWriter::with_previous(file, old_number)
-            .map_err(|e| Error::io(format!("starting {}", path.display()), e))?;
-        let next = LogFile::new(writer, number)?;
-        // A failed writer (see `resume`) takes no trailer: its log is
-        // retired before any write reaches the new one.
+        // The new log's name must survive power loss before any synced
+        // write lands in it.
+        let started = self
+            .fs
+            .sync_dir(&self.dir)
+            .map_err(|e| Error::io(format!("syncing {}", self.dir.display()), e))
+            // The new log's header first: once the old log ends with its
+            // trailer, no record may follow it there.
+            .and_then(|()| {
+                LogWriter::with_previous(file, old_number)
+                    .map_err(|e| Error::io(format!("starting {}", path.display()), e))
+            })
+            .and_then(|writer| LogFile::new(writer, number));
+        let next = match started {
+            Ok(next) => next,
+            Err(e) => {
+                // The old log stays current. The new one never takes a
+                // record; recovery skips it if it stays (see `recovery`).
+                let _ = self.fs.remove_file(&path);
+                return Err(e);
+            }
+        };
+        // A broken writer (only `resume` replaces one) takes no trailer: its
+        // log is retired, by flushing its memtables, before any write
+        // reaches the new one.
         if let Some(old) = log.writer.as_mut().filter(|w| !w.is_failed()) {
             // The old log ends with a trailer naming the new one, so a
             // replay can tell a complete log from one cut short. Its
             // unsynced writes must be durable once a later synced write in
-            // the new log is. A failure leaves the old writer refusing
-            // writes (it fails for good after any error).
+            // the new log is.
             let trailer = crate::batch::log_trailer(number);
-            old.add_record(&trailer)
-                .and_then(|()| old.sync())
-                .map_err(|e| {
-                    Error::io(
-                        format!("ending {}", log_path(&self.dir, old_number).display()),
-                        e,
-                    )
-                })?;
+            let ended = match old.add_record(&trailer) {
+                Ok(()) => old.sync(),
+                Err(e) => {
+                    // Nothing names the new log: as above.
+                    let _ = self.fs.remove_file(&path);
+                    Err(e)
+                }
+            };
+            if let Err(e) = ended {
+                // The old writer now refuses writes (it fails for good
+                // after any error), and the old log may end in part of a
+                // trailer: writes stop until `resume` retires it.
+                let err = Error::io(
+                    format!("ending {}", log_path(&self.dir, old_number).display()),
+                    e,
+                );
+                self.log_failed_from
+                    .fetch_min(closed.published(), Ordering::AcqRel);
+                self.record_bg_error(err.clone());
+                self.bg_cv.notify_all();
+                return Err(err);
+            }
         }
         *log = next;
         drop(log);
@@ -432,7 +500,6 @@ impl Shared {
             v.imm.insert(0, old);
             v.mem = mem;
         }));
-        drop(closed);
         self.bg_cv.notify_all();
         Ok(())
     }

@@ -144,6 +144,7 @@ impl<'a> Replay<'a> {
             retired: Vec::new(),
             set_aside: Vec::new(),
         };
+        let logs = &replay.skip_abandoned(logs)?;
         // Under PointInTime, why the replay stopped, and the damaged log.
         let mut stopped: Option<String> = None;
         let mut damaged_log = None;
@@ -232,6 +233,38 @@ impl<'a> Replay<'a> {
             replay.set_aside.insert(0, stop);
         }
         Ok(replay)
+    }
+
+    /// `logs` without the abandoned ones, which go to `retired`: a log that
+    /// holds nothing, not even its header's end, and that a later log
+    /// follows was never written to. A memtable switch created it, then
+    /// failed (a directory sync, say) before the log took any record; the
+    /// next switch made a later log, and the logs around it chain as they
+    /// were written. A log that ever took a record or a trailer is longer.
+    fn skip_abandoned(&mut self, logs: &[u64]) -> Result<Vec<u64>> {
+        let Some((&last, earlier)) = logs.split_last() else {
+            return Ok(Vec::new());
+        };
+        let mut kept = Vec::with_capacity(logs.len());
+        for &n in earlier {
+            let path = log_path(self.dir, n);
+            let size = self
+                .fs
+                .file_size(&path)
+                .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+            if size <= FILE_HEADER_LEN as u64 {
+                info!(
+                    self.log,
+                    "{}: {size} bytes, never written to (a later log follows it); skipped",
+                    path.display()
+                );
+                self.retired.push(n);
+            } else {
+                kept.push(n);
+            }
+        }
+        kept.push(last);
+        Ok(kept)
     }
 
     /// Replays one log's records into the memtable, as the mode says.
