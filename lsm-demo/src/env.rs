@@ -180,7 +180,16 @@ pub trait FileSync: Send + Sync + fmt::Debug {
     ///
     /// # Examples
     ///
-    /// See [`FileSync`].
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let mut f = fs.create(Path::new("f")).unwrap();
+    /// fs.sync_dir(Path::new("")).unwrap();
+    /// f.append(b"data").unwrap();
+    /// f.sync_handle().unwrap().sync().unwrap();
+    /// assert_eq!(fs.unsynced_bytes(Path::new("f")), Some(0));
+    /// ```
     fn sync(&self) -> io::Result<()>;
 }
 

@@ -611,7 +611,7 @@ impl LogWriter {
     }
 
     /// A handle that syncs this log from another thread while appends go
-    /// on (see [`WritableFile::sync_handle`](crate::env::WritableFile::sync_handle)).
+    /// on (see [`crate::env::WritableFile::sync_handle`]).
     ///
     /// # Examples
     ///
