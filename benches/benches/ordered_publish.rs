@@ -16,6 +16,21 @@
 //! - `ordered_publish`: `Sequencer::reserve(1)`, the work outside any lock,
 //!   `finish`, `wait_published`.
 //!
+//! A second group, `ordered_log/<contender>/<T>`, fills a log: each writer
+//! appends a 120-byte record, in sequence order, and returns once the
+//! record is "written" (the sink pays about half a microsecond per write
+//! call, standing in for the `write(2)` of a log append, plus the copy),
+//! then does the unit of work above outside any lock (the memtable insert
+//! that follows a log append):
+//! - `mutex_vec`: a `Mutex<Vec<u8>>`: lock, append, write, unlock.
+//! - `write_group`: `write-group`'s group commit: the leader appends every
+//!   member's record and writes once for the group.
+//! - `ordered_queue`: `Sequencer::reserve`, `OrderedQueue::post`, then
+//!   `drain_until` (whoever finds the drain free writes every record
+//!   posted so far with one call; the others wait for it) and a `Tracker`
+//!   wait until the record is written, as the `lsm-demo` engine fills its
+//!   log.
+//!
 //! `BENCH_THREADS` replaces the writer counts. Quick run:
 //! `cargo bench -p benches --bench ordered_publish -- --warm-up-time 0.2 --measurement-time 0.5`.
 #![allow(missing_docs)] // criterion's macros generate undocumented items
@@ -26,7 +41,7 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use ordered_publish::Sequencer;
+use ordered_publish::{OrderedQueue, Sequencer, Tracker};
 use write_group::{Commit, GroupMembers, Lead, LeaderCell, Options, WriteGroup};
 
 /// About a microsecond of work on the 2-core VM (a random memtable insert
@@ -163,5 +178,126 @@ fn ordered_publish(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, ordered_publish);
+const RECORD: [u8; 120] = [7; 120];
+
+/// The log's sink: a buffer and the cost of one write call.
+#[derive(Default)]
+struct Sink {
+    bytes: Vec<u8>,
+}
+
+impl Sink {
+    fn write(&mut self, records: &[u8]) {
+        // About half a microsecond, as a small `write(2)` on the 2-core VM.
+        half_work();
+        self.bytes.extend_from_slice(records);
+        if self.bytes.len() > 1 << 20 {
+            self.bytes.clear();
+        }
+    }
+}
+
+/// `work` is about a microsecond; the sink's call is half of one.
+fn half_work() -> u64 {
+    let mut h = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..650 {
+        h = h.rotate_left(5).wrapping_mul(0x100_0000_01b3) ^ 0xcbf2_9ce4_8422_2325;
+    }
+    black_box(h)
+}
+
+struct MutexLog(Mutex<Sink>);
+
+impl Contender for MutexLog {
+    fn unit(&self) {
+        self.0.lock().unwrap().write(&RECORD);
+        work(0);
+    }
+}
+
+struct QueueLog {
+    seq: Sequencer,
+    queue: OrderedQueue<Vec<u8>>,
+    written: Tracker,
+    sink: Mutex<Sink>,
+}
+
+impl Contender for QueueLog {
+    fn unit(&self) {
+        let range = self.seq.reserve(1);
+        self.queue.post(range.clone(), RECORD.to_vec());
+        self.queue.drain_until(range.end, |pass_range, pass| {
+            let mut sink = self.sink.lock().unwrap();
+            let mut batch = Vec::with_capacity(pass.len() * RECORD.len());
+            for (_, record) in pass.drain(..) {
+                batch.extend_from_slice(&record);
+            }
+            sink.write(&batch);
+            drop(sink);
+            self.written.finish(pass_range);
+        });
+        self.written.wait_published(range.end);
+        work(range.start);
+        self.seq.finish(range);
+    }
+}
+
+struct GroupLog {
+    group: WriteGroup<(), GroupSink>,
+    sink: GroupSink,
+}
+
+struct GroupSink(Mutex<Sink>);
+
+impl Commit<()> for GroupSink {
+    type Token = ();
+    type Error = ();
+
+    fn lead(&self, members: &mut GroupMembers<'_, ()>) -> Result<Lead<()>, ()> {
+        let batch: Vec<u8> = members.iter().flat_map(|_| RECORD).collect();
+        self.0.lock().unwrap().write(&batch);
+        Ok(Lead::serial(()))
+    }
+}
+
+impl Contender for GroupLog {
+    fn unit(&self) {
+        self.group.write_in_place(&self.sink, &mut ()).unwrap();
+        work(0);
+    }
+}
+
+fn ordered_log(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ordered_log");
+    group.throughput(Throughput::Elements(1));
+    for threads in benches::thread_counts(&[1, 2, 4, 8]) {
+        let contenders: [(&str, Box<dyn Contender>); 3] = [
+            ("mutex_vec", Box::new(MutexLog(Mutex::default()))),
+            (
+                "write_group",
+                Box::new(GroupLog {
+                    group: WriteGroup::new(Options::default()),
+                    sink: GroupSink(Mutex::default()),
+                }),
+            ),
+            (
+                "ordered_queue",
+                Box::new(QueueLog {
+                    seq: Sequencer::new(0, 1 << 16),
+                    queue: OrderedQueue::new(0, 1 << 16),
+                    written: Tracker::new(0, 1 << 16),
+                    sink: Mutex::default(),
+                }),
+            ),
+        ];
+        for (name, contender) in contenders {
+            group.bench_function(BenchmarkId::new(name, threads), |b| {
+                b.iter_custom(|iters| run(&*contender, threads, iters))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, ordered_publish, ordered_log);
 criterion_main!(benches);

@@ -31,7 +31,10 @@
 //!   hands them out in range order to one drainer at a time: the combining
 //!   writer of a log that many threads fill (each posts its record, whoever
 //!   finds the drain free writes everything posted, in order, with one
-//!   call, and looks again after letting go, so nothing is left behind).
+//!   call). With `drain`, a drainer looks again after letting go, so nothing
+//!   is left behind; with `drain_until`, each poster waits until its own
+//!   item is taken and drains itself when it finds the drain free, so no
+//!   drainer keeps writing for threads that arrive while it drains.
 //!
 //! # When to use it
 //!
@@ -79,8 +82,9 @@
 //!
 //! loom models of finishing in any order with the work published, sleeping
 //! waiters, closing around a switch, a full ring, and posting and draining
-//! (`tests/loom.rs`, `LOOM_MAX_PREEMPTIONS=2`; they fail if `finish`'s
-//! fence, the drain's fence or its second look is removed, and caught an
+//! both ways (`tests/loom.rs`, `LOOM_MAX_PREEMPTIONS=2`; they fail if
+//! `finish`'s fence, the drain's fence or its second look, or
+//! `drain_until`'s wake-up after letting go is removed, and caught an
 //! ordering bug in the ring), miri on the unit tests (the queue's `unsafe`
 //! boxes), and a stress test checking that no thread ever sees the
 //! published position pass unfinished work (`tests/stress.rs`, also under

@@ -7,7 +7,7 @@ use std::ptr;
 use std::sync::TryLockError;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
-use crate::sync::{AtomicPtr, Mutex, fence};
+use crate::sync::{AtomicPtr, AtomicU64, Mutex, fence};
 use crate::tracker::Tracker;
 
 /// An item and the end of the range it was posted under.
@@ -67,6 +67,13 @@ pub struct OrderedQueue<T> {
     slots: Box<[AtomicPtr<Posted<T>>]>,
     /// The drain role.
     drain: Mutex<DrainState<T>>,
+    /// How many times a drainer let go, for [`drain_until`]'s waiters (a
+    /// mutex cannot be looked at without taking it).
+    ///
+    /// [`drain_until`]: Self::drain_until
+    releases: AtomicU64,
+    /// Where the next pass starts (`DrainState::taken`), for waiters.
+    taken: AtomicU64,
 }
 
 // SAFETY: the queue owns the posted items (boxed, reached through its
@@ -106,6 +113,8 @@ impl<T> OrderedQueue<T> {
                 taken: first,
                 pass: Vec::new(),
             }),
+            releases: AtomicU64::new(0),
+            taken: AtomicU64::new(first),
         }
     }
 
@@ -207,37 +216,9 @@ impl<T> OrderedQueue<T> {
     /// ```
     pub fn drain(&self, mut handle: impl FnMut(Range<u64>, &mut Vec<(Range<u64>, T)>)) -> bool {
         loop {
-            let mut state = match self.drain.try_lock() {
-                Ok(state) => state,
-                // A handler panicked mid-pass: the positions are still right.
-                Err(TryLockError::Poisoned(p)) => p.into_inner(),
-                Err(TryLockError::WouldBlock) => return false,
+            let Some(taken) = self.pass(&mut handle) else {
+                return false;
             };
-            // Acquire: the posts below the position happen before our
-            // takes of their slots.
-            let target = self.posted.published();
-            let start = state.taken;
-            if target > start {
-                let mut at = start;
-                while at < target {
-                    // Acquire: pairs with the poster's Release swap.
-                    let posted = self.slot(at).swap(ptr::null_mut(), Acquire);
-                    assert!(!posted.is_null(), "a posted range without its item");
-                    // SAFETY: the pointer came from `Box::into_raw` in
-                    // `post`, and swapping null in took it out of the slot
-                    // for us alone (the drain lock keeps other drainers
-                    // out, and no poster reuses the slot before we take it).
-                    let Posted { end, item } = *unsafe { Box::from_raw(posted) };
-                    state.pass.push((at..end, item));
-                    at = end;
-                }
-                state.taken = at;
-                let DrainState { pass, .. } = &mut *state;
-                handle(start..at, pass);
-                pass.clear();
-            }
-            let taken = state.taken;
-            drop(state);
             // SeqCst fence: either a poster that found the drain busy sees
             // it free when it tries again (it tries after its own post and
             // fence, in `finish`), or our look below sees its post.
@@ -246,6 +227,168 @@ impl<T> OrderedQueue<T> {
                 return true;
             }
         }
+    }
+
+    /// Sees the items posted below `end` taken (the caller posted one
+    /// ending there): drains one pass if no other thread is draining, else
+    /// waits until the drainer took them or let go, and tries again.
+    ///
+    /// Unlike [`drain`](Self::drain), a drainer here never looks again for
+    /// items posted while it drained: their posters take them, each with
+    /// everything posted before it in one pass. So a drainer writes for
+    /// writers that were already waiting, not for those still arriving,
+    /// and nobody is kept draining for everyone else. Use one of the two
+    /// for a queue, not both.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ordered_publish::{OrderedQueue, Sequencer};
+    ///
+    /// let seq = Sequencer::new(0, 64);
+    /// let log = OrderedQueue::new(0, 64);
+    /// let written = std::sync::Mutex::new(Vec::new());
+    /// std::thread::scope(|s| {
+    ///     for name in ["a", "b", "c"] {
+    ///         let (seq, log, written) = (&seq, &log, &written);
+    ///         s.spawn(move || {
+    ///             let range = seq.reserve(1);
+    ///             log.post(range.clone(), (range.start, name));
+    ///             log.drain_until(range.end, |_, pass| {
+    ///                 written.lock().unwrap().extend(pass.drain(..).map(|(_, item)| item));
+    ///             });
+    ///             assert!(log.taken() >= range.end); // ours is written
+    ///             seq.finish(range);
+    ///         });
+    ///     }
+    /// });
+    /// let written = written.into_inner().unwrap();
+    /// assert!(written.windows(2).all(|w| w[0].0 < w[1].0)); // in sequence order
+    /// ```
+    pub fn drain_until(
+        &self,
+        end: u64,
+        mut handle: impl FnMut(Range<u64>, &mut Vec<(Range<u64>, T)>),
+    ) {
+        loop {
+            // Acquire: the drainer's pass (what its handler did) happens
+            // before our return.
+            let taken = self.taken.load(Acquire);
+            if taken >= end {
+                return;
+            }
+            // Acquire, with the Release increment: a drainer's pass
+            // happens before we see it let go.
+            let released = self.releases.load(Acquire);
+            if self.posted.published() > taken {
+                if self.pass(&mut handle).is_some() {
+                    // Wake the threads that waited for the drain to be free.
+                    self.posted.wake_waiters();
+                    continue;
+                }
+                // Busy: wait until the drainer took ours or let go. It
+                // rings the bell after letting go.
+                self.posted.wait_until(|| {
+                    self.taken.load(Acquire) >= end || self.releases.load(Acquire) != released
+                });
+            } else {
+                // An earlier range is not posted yet: its poster will take
+                // ours with it, or post and leave the drain to us. Posting
+                // rings the bell.
+                self.posted.wait_until(|| {
+                    self.taken.load(Acquire) >= end || self.posted.published() > taken
+                });
+            }
+        }
+    }
+
+    /// Where the next drain pass starts: every item posted below was
+    /// taken by a drainer (and handed to its handler, which has returned).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let q = ordered_publish::OrderedQueue::new(0, 8);
+    /// q.post(0..2, ());
+    /// assert_eq!(q.taken(), 0);
+    /// q.drain_until(2, |_, pass| pass.clear());
+    /// assert_eq!(q.taken(), 2);
+    /// ```
+    pub fn taken(&self) -> u64 {
+        // Acquire: see `drain_until`.
+        self.taken.load(Acquire)
+    }
+
+    /// One pass, if no other thread holds the drain: takes every item
+    /// posted so far, in range order, and hands them to `handle`. Returns
+    /// where the next pass starts, or `None` when the drain was busy.
+    fn pass(&self, handle: &mut impl FnMut(Range<u64>, &mut Vec<(Range<u64>, T)>)) -> Option<u64> {
+        // Declared before the lock's guard, so dropped after it: the count
+        // moves only once the drain is free, however the handler ends.
+        let _released: Released<'_>;
+        let mut state = match self.drain.try_lock() {
+            Ok(state) => state,
+            // A handler panicked mid-pass: the positions are still right.
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        _released = Released(&self.releases);
+        // Items a panicking handler left behind were taken already.
+        state.pass.clear();
+        // Acquire: the posts below the position happen before our takes
+        // of their slots.
+        let target = self.posted.published();
+        let start = state.taken;
+        if target > start {
+            let mut at = start;
+            while at < target {
+                // Acquire: pairs with the poster's Release swap.
+                let posted = self.slot(at).swap(ptr::null_mut(), Acquire);
+                assert!(!posted.is_null(), "a posted range without its item");
+                // SAFETY: the pointer came from `Box::into_raw` in `post`,
+                // and swapping null in took it out of the slot for us alone
+                // (the drain lock keeps other drainers out, and no poster
+                // reuses the slot before we take it).
+                let Posted { end, item } = *unsafe { Box::from_raw(posted) };
+                state.pass.push((at..end, item));
+                at = end;
+            }
+            state.taken = at;
+            let DrainState { pass, .. } = &mut *state;
+            // However the handler ends (it may panic), the items count as
+            // taken.
+            let _done = PassDone {
+                taken: &self.taken,
+                at,
+            };
+            handle(start..at, pass);
+            pass.clear();
+        }
+        Some(state.taken)
+    }
+}
+
+/// Publishes a pass's end when dropped.
+struct PassDone<'a> {
+    taken: &'a AtomicU64,
+    at: u64,
+}
+
+impl Drop for PassDone<'_> {
+    fn drop(&mut self) {
+        // Release: the handler's work happens before a waiter's Acquire
+        // load of the position.
+        self.taken.store(self.at, Release);
+    }
+}
+
+/// Counts a drainer's letting go when dropped.
+struct Released<'a>(&'a AtomicU64);
+
+impl Drop for Released<'_> {
+    fn drop(&mut self) {
+        // Release: see `OrderedQueue::drain_until`.
+        self.0.fetch_add(1, Release);
     }
 }
 

@@ -205,6 +205,17 @@ mod queue {
 
     #[test]
     fn concurrent_posters_drain_everything_once_in_order() {
+        concurrent_posters(false);
+    }
+
+    #[test]
+    fn concurrent_posters_each_see_their_own_item_taken() {
+        concurrent_posters(true);
+    }
+
+    /// Posters that drain with `drain` (`until` false) or `drain_until`:
+    /// everything is taken once, in range order.
+    fn concurrent_posters(until: bool) {
         let threads = if cfg!(miri) { 2 } else { 4 };
         let per_thread = if cfg!(miri) { 20 } else { 2000 };
         let seq = Sequencer::new(0, 16);
@@ -219,10 +230,17 @@ mod queue {
                     for i in 0..per_thread {
                         let range = seq.reserve(1 + i % 3);
                         q.post(range.clone(), (t, range.start));
-                        q.drain(|whole, pass| {
+                        let handle = |whole, pass: &mut Vec<_>| {
                             log.lock().unwrap().extend(pass.drain(..));
                             written.finish(whole);
-                        });
+                        };
+                        if until {
+                            q.drain_until(range.end, handle);
+                            assert!(q.taken() >= range.end);
+                            assert!(written.published() >= range.end);
+                        } else {
+                            q.drain(handle);
+                        }
                         // Finished once written: reservations stay within
                         // the queue's capacity of the drained position.
                         written.wait_published(range.end);

@@ -187,3 +187,40 @@ fn posted_items_are_drained_once_in_order_by_whoever_is_free() {
         assert_eq!(taken[0].0.end, taken[1].0.start, "out of order");
     });
 }
+
+/// Three posters (two under loom's preemption bound would not reach the
+/// wait) each drain until their own item is taken: every item is taken
+/// once, in range order, each poster returns only once its own is, and
+/// nobody waits forever for a drainer that let go.
+#[test]
+fn drain_until_returns_once_the_posters_own_item_is_taken() {
+    use ordered_publish::OrderedQueue;
+    use std::sync::Mutex;
+
+    loom::model(|| {
+        let seq = Arc::new(Sequencer::new(0, 4));
+        let queue = Arc::new(OrderedQueue::new(0, 4));
+        let taken = Arc::new(Mutex::new(Vec::new()));
+        let posters: Vec<_> = (0..3u64)
+            .map(|t| {
+                let (seq, queue, taken) = (seq.clone(), queue.clone(), taken.clone());
+                thread::spawn(move || {
+                    let range = seq.reserve(1);
+                    queue.post(range.clone(), t);
+                    queue.drain_until(range.end, |_, pass| {
+                        taken.lock().unwrap().extend(pass.drain(..))
+                    });
+                    let mine = taken.lock().unwrap().iter().any(|(r, _)| *r == range);
+                    assert!(mine, "returned before its item was taken");
+                    seq.finish(range);
+                })
+            })
+            .collect();
+        for p in posters {
+            p.join().unwrap();
+        }
+        let taken = taken.lock().unwrap();
+        let starts: Vec<u64> = taken.iter().map(|(r, _)| r.start).collect();
+        assert_eq!(starts, [0, 1, 2], "an item lost, repeated or out of order");
+    });
+}
