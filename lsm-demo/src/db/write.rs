@@ -7,7 +7,8 @@
 //!       ─► frame the batch's log record (checksums: in parallel)
 //!       ─► post it to the log queue under its sequence range (or a skip,
 //!          without the log); whoever finds the drain free writes every
-//!          posted record, in sequence order, with one append
+//!          posted record, in sequence order, with one append; the others
+//!          wait for it and try again if their record was not in its pass
 //!       ─► wait until the log holds it; with `sync`, join the write group,
 //!          whose leader syncs everything written once for the group
 //!       ─► insert into the memtable, beside everyone else
@@ -169,9 +170,9 @@ impl Shared {
             LogPost::Record(record)
         };
         self.log_queue.post(range.clone(), post);
-        self.drain_log();
-        // Every posted range is drained (someone drains after each post)
-        // and `written` passes it, whether the append worked or not.
+        self.drain_log(range.end);
+        // The pass that took our record has been handled: `written`
+        // passes it, whether the append worked or not (a load, no wait).
         self.written.wait_published(range.end);
         // Acquire: pairs with the failing drainer's store.
         if self.log_failed_from.load(Ordering::Acquire) <= range.start {
@@ -243,10 +244,11 @@ impl Shared {
         self.note_growth(mem, batch.data_size());
     }
 
-    /// Writes every record posted so far, in sequence order, with one
-    /// append, unless another thread is doing so (it then takes ours).
-    fn drain_log(&self) {
-        self.log_queue.drain(|range, pass| {
+    /// Sees every record posted below `end` written: appends, in sequence
+    /// order and with one append, every record posted so far, unless
+    /// another thread is doing so (then waits for it, and tries again).
+    fn drain_log(&self, end: u64) {
+        self.log_queue.drain_until(end, |range, pass| {
             let mut log = self.log.lock().expect("log");
             let LogFile {
                 writer,
