@@ -35,7 +35,7 @@
 //! | room in the memtable | `state` mutex (lock, unlock) and the arena's size counters read | a load of the memtable-full flag, set now and then by a writer | the same |
 //! | the memtable | `state` mutex (lock, unlock), `Arc<Version>` clone and drop, an `Arc<Memtable>` per member | none: a pointer, replaced only while the sequencer is closed | the same |
 //! | sequence numbers | a counter in the log state, under its mutex | the sequencer's compare-and-swap | the same |
-//! | the log record | the leader frames and appends one record for the group, under the `log` mutex | framed by the writer itself; posted with a store to a queue slot; appended by whoever drains, one `log` mutex lock and one append per pass, then the written position moves (a store, a fence) | a skip posted |
+//! | the log record | the leader frames and appends one record for the group, under the `log` mutex | framed by the writer itself; posted with a compare-and-swap on a queue slot; appended by whoever drains, one `log` mutex lock and one append per pass, then the written position moves (a store, a fence) | a skip posted (no allocation); drained, without the `log` mutex |
 //! | the write group | joining and leaving its queue, the publish turn | none | none |
 //! | the memtable insert | the skiplist's links, the arena shard's bump | the same | the same |
 //! | visibility | one store of the visible sequence per group | finishing the range: a store to the published position (or a ring slot), a fence | the same |
@@ -67,7 +67,7 @@ use crate::wal::LogWriter;
 use ordered_publish::{OrderedQueue, Sequencer, Tracker};
 
 mod write;
-use write::{LogFile, LogPost, SyncItem, check_batch_size};
+use write::{LogFile, SyncItem, check_batch_size};
 
 /// State changed only under `Shared::state`.
 struct State {
@@ -88,10 +88,14 @@ pub(crate) struct Shared {
     seq: Sequencer,
     /// Every write's log record (or a skip) under its sequence range,
     /// drained into the log in sequence order.
-    log_queue: OrderedQueue<LogPost>,
+    log_queue: OrderedQueue<Vec<u8>>,
     /// How far, in sequence numbers, the drained records are appended (or
     /// failed): the log holds every record below it that did not fail.
+    /// Moved by passes with records; a pass of skips alone leaves it to
+    /// the next.
     written: Tracker,
+    /// Where `written` ends: touched only by drainers, one at a time.
+    written_to: AtomicU64,
     /// Every record below it is durable (synced).
     durable: AtomicU64,
     /// The first sequence whose record failed to reach the log (`u64::MAX`
@@ -292,6 +296,7 @@ impl DB {
             seq: Sequencer::new(next_sequence, SEQUENCER_WINDOW),
             log_queue: OrderedQueue::new(next_sequence, SEQUENCER_WINDOW),
             written: Tracker::new(next_sequence, SEQUENCER_WINDOW),
+            written_to: AtomicU64::new(next_sequence),
             durable: AtomicU64::new(next_sequence),
             log_failed_from: AtomicU64::new(u64::MAX),
             log: Mutex::new(log),

@@ -29,9 +29,8 @@ struct DrainState<T> {
 /// the drain free writes every record posted so far, in order, with one
 /// call).
 ///
-/// Every range of the numbering must be posted once (with an item that
-/// says "nothing" where there is nothing to take), or draining stops before
-/// it; a range may start at most `capacity` numbers past the drained
+/// Every range of the numbering must be posted once ([`post_skip`](Self::post_skip) where
+/// there is nothing to take), or draining stops before it; a range may start at most `capacity` numbers past the drained
 /// position (ranges reserved from a [`Sequencer`](crate::Sequencer) of the
 /// same capacity, each finished only after it was drained, keep to that).
 ///
@@ -193,6 +192,46 @@ impl<T> OrderedQueue<T> {
         self.posted.finish(range);
     }
 
+    /// Posts `range` with nothing to take (a write that skips the log):
+    /// drainers pass over it, and their handlers see it only in the pass's
+    /// whole range. Costs no allocation. As [`post`](Self::post) otherwise.
+    ///
+    /// # Panics
+    ///
+    /// As [`post`](Self::post), and if `range.end` is 2^63 or more (2^31 on
+    /// 32-bit targets): the slot holds it shifted into a pointer's width.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let q = ordered_publish::OrderedQueue::new(0, 8);
+    /// q.post(0..1, 'a');
+    /// q.post_skip(1..3);
+    /// q.post(3..4, 'b');
+    /// let mut passes = Vec::new();
+    /// q.drain(|range, pass| passes.push((range, pass.drain(..).collect::<Vec<_>>())));
+    /// assert_eq!(passes, [(0..4, vec![(0..1, 'a'), (3..4, 'b')])]);
+    /// ```
+    pub fn post_skip(&self, range: Range<u64>) {
+        assert!(
+            !range.is_empty(),
+            "an empty range has nothing to post under"
+        );
+        assert!(
+            range.end < 1 << 63 && usize::try_from(range.end << 1 | 1).is_ok(),
+            "a range end too large to mark a skip"
+        );
+        // Release, Relaxed on failure: as in `post`.
+        if self
+            .slot(range.start)
+            .compare_exchange(ptr::null_mut(), skip_mark(range.end), Release, Relaxed)
+            .is_err()
+        {
+            panic!("a range posted beyond the queue's capacity");
+        }
+        self.posted.finish(range);
+    }
+
     /// Drains, if no other thread is draining: takes every posted item in
     /// range order, from where the last pass stopped up to the first range
     /// not yet posted, and hands them to `handle` as one pass (with the
@@ -345,6 +384,10 @@ impl<T> OrderedQueue<T> {
                 // Acquire: pairs with the poster's Release swap.
                 let posted = self.slot(at).swap(ptr::null_mut(), Acquire);
                 assert!(!posted.is_null(), "a posted range without its item");
+                if let Some(end) = skipped_to(posted) {
+                    at = end;
+                    continue;
+                }
                 // SAFETY: the pointer came from `Box::into_raw` in `post`,
                 // and swapping null in took it out of the slot for us alone
                 // (the drain lock keeps other drainers out, and no poster
@@ -366,6 +409,20 @@ impl<T> OrderedQueue<T> {
         }
         Some(state.taken)
     }
+}
+
+/// The slot value of a skipped range ending at `end`: odd, so that it is
+/// never the address of a `Posted` (aligned to at least 8 bytes), and no
+/// pointer to anything.
+fn skip_mark<T>(end: u64) -> *mut Posted<T> {
+    // `post_skip` checked that it fits.
+    ptr::without_provenance_mut((end << 1 | 1) as usize)
+}
+
+/// The end of the skipped range `posted` marks, or `None` for an item.
+fn skipped_to<T>(posted: *mut Posted<T>) -> Option<u64> {
+    let bits = posted.addr() as u64;
+    (bits & 1 == 1).then_some(bits >> 1)
 }
 
 /// Publishes a pass's end when dropped.
@@ -397,7 +454,7 @@ impl<T> Drop for OrderedQueue<T> {
         for slot in &*self.slots {
             // Acquire: we own everything now; any item left is ours to drop.
             let posted = slot.swap(ptr::null_mut(), Acquire);
-            if !posted.is_null() {
+            if !posted.is_null() && skipped_to(posted).is_none() {
                 // SAFETY: as in `drain`: the box came from `post` and is in
                 // no slot any more.
                 drop(unsafe { Box::from_raw(posted) });

@@ -188,10 +188,10 @@ fn posted_items_are_drained_once_in_order_by_whoever_is_free() {
     });
 }
 
-/// Three posters (two under loom's preemption bound would not reach the
-/// wait) each drain until their own item is taken: every item is taken
-/// once, in range order, each poster returns only once its own is, and
-/// nobody waits forever for a drainer that let go.
+/// Three posters, the middle one posting a skip, each drain until their
+/// own range is taken: every item is taken once, in range order, the skip
+/// is passed over, each poster returns only once its own range is taken,
+/// and nobody waits forever for a drainer that let go.
 #[test]
 fn drain_until_returns_once_the_posters_own_item_is_taken() {
     use ordered_publish::OrderedQueue;
@@ -206,12 +206,19 @@ fn drain_until_returns_once_the_posters_own_item_is_taken() {
                 let (seq, queue, taken) = (seq.clone(), queue.clone(), taken.clone());
                 thread::spawn(move || {
                     let range = seq.reserve(1);
-                    queue.post(range.clone(), t);
+                    // The middle poster skips: nothing to take, but the
+                    // range must pass.
+                    if t == 1 {
+                        queue.post_skip(range.clone());
+                    } else {
+                        queue.post(range.clone(), t);
+                    }
                     queue.drain_until(range.end, |_, pass| {
                         taken.lock().unwrap().extend(pass.drain(..))
                     });
+                    assert!(queue.taken() >= range.end, "returned too early");
                     let mine = taken.lock().unwrap().iter().any(|(r, _)| *r == range);
-                    assert!(mine, "returned before its item was taken");
+                    assert_eq!(mine, t != 1, "an item not taken, or a skip taken");
                     seq.finish(range);
                 })
             })
@@ -220,7 +227,9 @@ fn drain_until_returns_once_the_posters_own_item_is_taken() {
             p.join().unwrap();
         }
         let taken = taken.lock().unwrap();
-        let starts: Vec<u64> = taken.iter().map(|(r, _)| r.start).collect();
-        assert_eq!(starts, [0, 1, 2], "an item lost, repeated or out of order");
+        let items: Vec<u64> = taken.iter().map(|(_, t)| *t).collect();
+        assert_eq!(items.len(), 2, "an item lost or repeated: {items:?}");
+        assert!(taken[0].0.start < taken[1].0.start, "out of order");
+        assert_eq!(queue.taken(), 3, "the skip was not passed");
     });
 }

@@ -35,14 +35,6 @@ use crate::options::WriteOptions;
 use crate::wal::{LogWriter, frame_record};
 use ordered_publish::Closed;
 
-/// What a writer posts to the log queue under its sequence range.
-pub(crate) enum LogPost {
-    /// A framed log record.
-    Record(Vec<u8>),
-    /// A write without the log: nothing to write, but its range must pass.
-    Skip,
-}
-
 /// The log file the drainer appends to; behind a mutex that the drainer,
 /// the memtable switch and the close take (the sync goes through its own
 /// handle, so it does not hold appends up).
@@ -159,21 +151,23 @@ impl Shared {
             self.seq.finish(range);
             return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
         }
-        let post = if wo.disable_wal {
-            LogPost::Skip
+        if wo.disable_wal {
+            // Nothing to write, but the range must pass through the queue.
+            self.log_queue.post_skip(range.clone());
+            self.drain_log(range.end);
         } else {
             let mut record = Vec::new();
             let header = group_header(range.start, count as u32);
             // The size was checked against the record limit up front.
             frame_record(&[&header, batch.records()], &mut record)
                 .expect("a batch within the log record limit");
-            LogPost::Record(record)
-        };
-        self.log_queue.post(range.clone(), post);
-        self.drain_log(range.end);
-        // The pass that took our record has been handled: `written`
-        // passes it, whether the append worked or not (a load, no wait).
-        self.written.wait_published(range.end);
+            self.log_queue.post(range.clone(), record);
+            self.drain_log(range.end);
+            // The pass that took our record has been handled: `written`
+            // passes it, whether the append worked or not (a load, no
+            // wait).
+            self.written.wait_published(range.end);
+        }
         // Acquire: pairs with the failing drainer's store.
         if self.log_failed_from.load(Ordering::Acquire) <= range.start {
             self.seq.finish(range);
@@ -249,6 +243,12 @@ impl Shared {
     /// another thread is doing so (then waits for it, and tries again).
     fn drain_log(&self, end: u64) {
         self.log_queue.drain_until(end, |range, pass| {
+            if pass.is_empty() {
+                // Writes without the log only: nothing to append, and
+                // nobody waits for `written` here; the next pass with a
+                // record moves it over these ranges too.
+                return;
+            }
             let mut log = self.log.lock().expect("log");
             let LogFile {
                 writer,
@@ -257,10 +257,8 @@ impl Shared {
                 ..
             } = &mut *log;
             buffer.clear();
-            for (_, post) in pass.drain(..) {
-                if let LogPost::Record(record) = post {
-                    buffer.extend_from_slice(&record);
-                }
+            for (_, record) in pass.drain(..) {
+                buffer.extend_from_slice(&record);
             }
             let appended = match writer {
                 _ if buffer.is_empty() => Ok(()),
@@ -290,7 +288,10 @@ impl Shared {
             } else {
                 drop(log);
             }
-            self.written.finish(range);
+            // Relaxed: drainers take turns under the queue's drain lock,
+            // which orders them.
+            let from = self.written_to.swap(range.end, Ordering::Relaxed);
+            self.written.finish(from..range.end);
         });
     }
 
