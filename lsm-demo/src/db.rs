@@ -50,31 +50,31 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use crate::batch::WriteBatch;
-use crate::compaction::CompactionFilter;
 use crate::env::{FileLock, FileSystem, PosixFs};
 use crate::error::{Error, Result};
 use crate::info_log::{InfoLog, info};
-use crate::iter::{InternalIterator, MergingIterator, UserIterator};
-use crate::key::user_key;
-use crate::manifest::{Manifest, NUM_LEVELS, write_manifest};
+use crate::iter::UserIterator;
+use crate::manifest::{Manifest, write_manifest};
 use crate::memtable::Memtable;
 use crate::options::{MAX_KEY_LEN, MAX_VALUE_LEN, Options, ReadOptions, WriteOptions};
-use crate::recovery::{
-    Inventory, RecoveryStats, create_database, delete_obsolete_files, lock_dir, recognise, recover,
-};
-use crate::version::{TableIterAdapter, Version, build_table};
+use crate::recovery::{Inventory, RecoveryStats, create_database, lock_dir, recognise, recover};
+use crate::version::Version;
 use crate::wal::LogWriter;
 use ordered_publish::{OrderedQueue, Sequencer, Tracker};
 
+mod background;
+mod stats;
 mod write;
+use background::Background;
+pub use stats::{DbStats, LevelStats, WriteStallStats};
 use write::{LogFile, SyncItem, check_batch_size};
 
 /// State changed only under `Shared::state`.
 struct State {
     version: Arc<Version>,
     manifest: Manifest,
-    /// A flush or compaction is running (only the background thread runs them).
-    bg_busy: bool,
+    /// The background threads' work and counters.
+    bg: Background,
 }
 
 pub(crate) struct Shared {
@@ -159,7 +159,7 @@ pub(crate) struct Shared {
 /// ```
 pub struct DB {
     shared: Arc<Shared>,
-    bg: Option<JoinHandle<()>>,
+    background: Vec<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for DB {
@@ -304,9 +304,9 @@ impl DB {
             memtable_full: AtomicBool::new(false),
             insert_lock: Mutex::new(()),
             state: Mutex::new(State {
+                bg: Background::new(&version, opts),
                 version: Arc::new(version),
                 manifest: recovered.manifest,
-                bg_busy: false,
             }),
             info_log,
             recovery: recovered.stats,
@@ -318,15 +318,8 @@ impl DB {
             snapshots: Mutex::new(BTreeMap::new()),
             _lock: lock,
         });
-        let bg_shared = shared.clone();
-        let bg = std::thread::Builder::new()
-            .name("lsm-demo-bg".into())
-            .spawn(move || bg_shared.background_loop())
-            .map_err(|e| Error::io("starting the background thread", e))?;
-        let db = DB {
-            shared,
-            bg: Some(bg),
-        };
+        let background = shared.start_background()?;
+        let db = DB { shared, background };
         db.shared.maybe_schedule_compaction();
         Ok(db)
     }
@@ -828,6 +821,39 @@ impl DB {
         self.shared.check_bg_error()
     }
 
+    /// Waits until no flush or compaction is under way or due, as the
+    /// `rocksdb` crate's `wait_for_compact`: afterwards every level is
+    /// within its target and level 0 below its trigger.
+    ///
+    /// # Errors
+    ///
+    /// A background error that stops the work, [`Error::TimedOut`] after
+    /// the options' timeout, or the flush's error when the options flush
+    /// first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options, WaitForCompactOptions};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_level_zero_file_num_compaction_trigger(2);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// for k in [b"a", b"b", b"c"] {
+    ///     db.put(k, b"v").unwrap();
+    ///     db.flush().unwrap();
+    /// }
+    /// db.wait_for_compact(&WaitForCompactOptions::default()).unwrap();
+    /// assert!(db.stats().level_files[0] < 2);
+    /// ```
+    pub fn wait_for_compact(&self, opts: &crate::WaitForCompactOptions) -> Result<()> {
+        if opts.flush {
+            self.flush()?;
+        }
+        self.shared.wait_for_background(opts.timeout)
+    }
+
     /// Numbers about the engine, for benchmarks and tests.
     ///
     /// # Examples
@@ -849,9 +875,15 @@ impl DB {
         let v = &st.version;
         let mem_bytes = v.mem.rep.memory_usage();
         let mem_entries = v.mem.rep.len();
+        let levels = self.shared.level_stats(&st);
         DbStats {
             write_group: self.shared.group.stats(),
-            level_files: [v.levels[0].len(), v.levels[1].len()],
+            level_files: levels.map(|l| l.files),
+            levels,
+            base_level: st.bg.shape.base_level,
+            pending_compaction_bytes: st.bg.pending_compaction_bytes,
+            write_stalls: st.bg.stalls,
+            log_bytes_written: self.shared.log.lock().expect("log").bytes_written,
             immutable_memtables: v.imm.len(),
             memtable_bytes: mem_bytes,
             memtable_entries: mem_entries,
@@ -930,48 +962,11 @@ impl Drop for DB {
             let _st = self.shared.state.lock().expect("state");
             self.shared.bg_cv.notify_all();
         }
-        if let Some(h) = self.bg.take() {
+        for h in self.background.drain(..) {
             let _ = h.join();
         }
         write::sync_on_close(&mut self.shared.log.lock().expect("log"));
     }
-}
-
-/// Engine counters.
-///
-/// # Examples
-///
-/// A flush moves the memtable's entries into a level-0 table file:
-///
-/// ```
-/// # let dir = tempfile::tempdir().unwrap();
-/// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
-/// db.put(b"a", b"1").unwrap();
-/// db.put(b"b", b"2").unwrap();
-/// assert_eq!(db.stats().memtable_entries, 2);
-/// db.flush().unwrap();
-/// let stats = db.stats();
-/// assert_eq!(stats.memtable_entries, 0);
-/// assert_eq!(stats.immutable_memtables, 0);
-/// assert_eq!(stats.level_files, [1, 0]);
-/// ```
-#[derive(Debug, Clone)]
-pub struct DbStats {
-    /// The write group's counters (groups, members, wake-ups, sizes): the
-    /// group syncs the log for `sync` writes; other writes never join it.
-    pub write_group: write_group::Stats,
-    /// Table files per level.
-    pub level_files: [usize; NUM_LEVELS],
-    /// Frozen memtables waiting for flush.
-    pub immutable_memtables: usize,
-    /// Bytes of the mutable memtable.
-    pub memtable_bytes: usize,
-    /// Entries of the mutable memtable.
-    pub memtable_entries: usize,
-    /// The last visible sequence number.
-    pub last_sequence: u64,
-    /// What recovery found and did when this database was opened.
-    pub recovery: RecoveryStats,
 }
 
 /// A consistent read view; release it by dropping it.
@@ -1455,7 +1450,7 @@ impl Shared {
         let closed = self.seq.close();
         let mut st = self.state.lock().expect("state");
         // A flush or compaction that was running when the error came ends first.
-        while st.bg_busy {
+        while st.bg.running_jobs > 0 {
             st = self.bg_cv.wait(st).expect("state");
         }
         if !self.has_bg_error.load(Ordering::Acquire) {
@@ -1536,244 +1531,6 @@ impl Shared {
             .next()
             .copied()
             .unwrap_or_else(|| self.visible())
-    }
-
-    fn background_loop(&self) {
-        let mut st = self.state.lock().expect("state");
-        let mut resume_attempts: u32 = 0;
-        loop {
-            if self.has_bg_error.load(Ordering::Acquire) {
-                // Nothing more can be made durable; wake stalled writers so
-                // they see the error, then idle until shutdown, or retry
-                // after a full disk (RocksDB's auto-resume).
-                self.bg_cv.notify_all();
-                if self.shutting_down.load(Ordering::Acquire) {
-                    return;
-                }
-                let no_space = self.background_error().kind() == crate::ErrorKind::NoSpace;
-                if !(no_space && resume_attempts < self.opts.max_bgerror_resume_count) {
-                    st = self.bg_cv.wait(st).expect("state");
-                    continue;
-                }
-                let interval = self.opts.bgerror_resume_retry_interval;
-                st = self.bg_cv.wait_timeout(st, interval).expect("state").0;
-                if self.shutting_down.load(Ordering::Acquire)
-                    || !self.has_bg_error.load(Ordering::Acquire)
-                {
-                    continue;
-                }
-                drop(st);
-                resume_attempts += 1;
-                match self.resume() {
-                    Ok(()) => {
-                        info!(
-                            self.info_log,
-                            "resumed on its own after {resume_attempts} tries"
-                        );
-                        resume_attempts = 0;
-                    }
-                    Err(e) => info!(self.info_log, "automatic resume failed: {e}"),
-                }
-                st = self.state.lock().expect("state");
-                continue;
-            }
-            let work = if !st.version.imm.is_empty() {
-                Some(true)
-            } else if st.version.levels[0].len() >= self.opts.level0_compaction_trigger {
-                Some(false)
-            } else {
-                None
-            };
-            match work {
-                Some(is_flush) => {
-                    st.bg_busy = true;
-                    drop(st);
-                    let result = if is_flush {
-                        self.flush_oldest()
-                    } else {
-                        self.compact()
-                    };
-                    if let Err(e) = result {
-                        self.set_bg_error(e);
-                    }
-                    st = self.state.lock().expect("state");
-                    st.bg_busy = false;
-                    self.bg_cv.notify_all();
-                }
-                None => {
-                    if self.shutting_down.load(Ordering::Acquire) {
-                        return;
-                    }
-                    st = self.bg_cv.wait(st).expect("state");
-                }
-            }
-        }
-    }
-
-    /// Writes the oldest frozen memtable to a level-0 table.
-    fn flush_oldest(&self) -> Result<()> {
-        let (mem, number) = {
-            let mut st = self.state.lock().expect("state");
-            let Some(mem) = st.version.imm.last().cloned() else {
-                return Ok(());
-            };
-            let n = st.manifest.next_file_number;
-            st.manifest.next_file_number += 1;
-            (mem, n)
-        };
-        // unordered_write: wait for the writers still inserting into it.
-        while mem.pending_inserts.load(Ordering::Acquire) > 0 {
-            std::thread::yield_now();
-        }
-        let table = build_table(
-            &*self.fs,
-            &self.dir,
-            &self.opts,
-            number,
-            mem.rep.clone().iter(),
-            None,
-        )?;
-        let mut st = self.state.lock().expect("state");
-        let mut manifest = st.manifest.clone();
-        if let Some(t) = &table {
-            manifest.files.push(t.meta.clone());
-        }
-        // This memtable's log is retired: the oldest memtable still in
-        // memory names the first log to replay.
-        let remaining_oldest_log = st
-            .version
-            .imm
-            .iter()
-            .rev()
-            .nth(1)
-            .map(|m| m.log_number)
-            .unwrap_or(st.version.mem.log_number);
-        manifest.log_number = remaining_oldest_log;
-        manifest.obsolete_logs.push(mem.log_number);
-        manifest.last_sequence = manifest.last_sequence.max(self.visible());
-        self.write_manifest(&manifest)?;
-        st.manifest = manifest;
-        match &table {
-            Some(t) => info!(
-                self.info_log,
-                "flushed memtable of log {} to table {} ({} entries, {} bytes)",
-                mem.log_number,
-                t.meta.number,
-                t.meta.entries,
-                t.meta.file_size
-            ),
-            None => info!(
-                self.info_log,
-                "flushed empty memtable of log {}", mem.log_number
-            ),
-        }
-        let table = table.map(Arc::new);
-        st.version = Arc::new(st.version.with(|v| {
-            v.imm.pop();
-            if let Some(t) = table {
-                v.levels[0].insert(0, t);
-            }
-        }));
-        delete_obsolete_files(&*self.fs, &self.dir, &mut st.manifest, &self.info_log);
-        Ok(())
-    }
-
-    /// Merges every level-0 file and the overlapping level-1 files into new
-    /// level-1 files.
-    fn compact(&self) -> Result<()> {
-        let (inputs0, inputs1, keep1) = {
-            let st = self.state.lock().expect("state");
-            let l0 = st.version.levels[0].clone();
-            if l0.is_empty() {
-                return Ok(());
-            }
-            let lo = l0
-                .iter()
-                .map(|t| user_key(&t.meta.smallest))
-                .min()
-                .expect("non-empty")
-                .to_vec();
-            let hi = l0
-                .iter()
-                .map(|t| user_key(&t.meta.largest))
-                .max()
-                .expect("non-empty")
-                .to_vec();
-            let (overlap, keep): (Vec<_>, Vec<_>) =
-                st.version.levels[1].iter().cloned().partition(|t| {
-                    user_key(&t.meta.largest) >= &lo[..] && user_key(&t.meta.smallest) <= &hi[..]
-                });
-            (l0, overlap, keep)
-        };
-        let oldest_snapshot = self.oldest_snapshot();
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-        for t in inputs0.iter().chain(inputs1.iter()) {
-            children.push(Box::new(TableIterAdapter(t.table.iter())));
-        }
-        let mut merged = MergingIterator::new(children);
-        merged.seek_to_first();
-        // Level 1 is the bottom and every level-1 file overlapping the inputs
-        // is an input too: no older version of a key lies below, so
-        // tombstones that no snapshot needs can go.
-        let mut filtered = CompactionFilter::new(merged, oldest_snapshot, true);
-        let mut outputs = Vec::new();
-        loop {
-            let number = {
-                let mut st = self.state.lock().expect("state");
-                let n = st.manifest.next_file_number;
-                st.manifest.next_file_number += 1;
-                n
-            };
-            match build_table(
-                &*self.fs,
-                &self.dir,
-                &self.opts,
-                number,
-                Box::new(&mut filtered),
-                Some(self.opts.target_file_size),
-            )? {
-                Some(mut t) => {
-                    t.meta.level = 1;
-                    outputs.push(Arc::new(t));
-                }
-                None => break,
-            }
-            if !filtered.valid() {
-                break;
-            }
-        }
-        filtered.status()?;
-        let mut st = self.state.lock().expect("state");
-        let mut manifest = st.manifest.clone();
-        let gone: Vec<u64> = inputs0
-            .iter()
-            .chain(inputs1.iter())
-            .map(|t| t.meta.number)
-            .collect();
-        manifest.files.retain(|f| !gone.contains(&f.number));
-        manifest
-            .files
-            .extend(outputs.iter().map(|t| t.meta.clone()));
-        manifest.obsolete_tables.extend(&gone);
-        self.write_manifest(&manifest)?;
-        st.manifest = manifest;
-        info!(
-            self.info_log,
-            "compacted tables {gone:?} into {:?}",
-            outputs.iter().map(|t| t.meta.number).collect::<Vec<_>>()
-        );
-        st.version = Arc::new(st.version.with(|v| {
-            // Flushes may have added level-0 files meanwhile: keep those.
-            v.levels[0].retain(|t| !gone.contains(&t.meta.number));
-            let mut l1: Vec<_> = keep1.clone();
-            l1.extend(outputs.iter().cloned());
-            l1.sort_by(|a, b| {
-                crate::key::compare_internal_keys(&a.meta.smallest, &b.meta.smallest)
-            });
-            v.levels[1] = l1;
-        }));
-        delete_obsolete_files(&*self.fs, &self.dir, &mut st.manifest, &self.info_log);
-        Ok(())
     }
 }
 

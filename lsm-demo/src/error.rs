@@ -69,6 +69,9 @@ pub enum Error {
     Locked(PathBuf),
     /// A write with `no_slowdown` arrived during a write stall.
     WriteStall,
+    /// A wait with a time limit ended before what it waited for
+    /// ([`DB::wait_for_compact`](crate::DB::wait_for_compact)).
+    TimedOut(String),
     /// The operation was abandoned and had no effect (the leader of its
     /// write group panicked).
     Aborted(String),
@@ -169,6 +172,7 @@ impl Error {
             Error::Corruption(_) => ErrorKind::Corruption,
             Error::InvalidArgument(_) | Error::NotFound(_) => ErrorKind::InvalidArgument,
             Error::WriteStall => ErrorKind::Incomplete,
+            Error::TimedOut(_) => ErrorKind::TimedOut,
             Error::Aborted(_) => ErrorKind::Aborted,
             Error::BackgroundError(cause) => cause.kind(),
         }
@@ -218,6 +222,7 @@ impl fmt::Display for Error {
                 )
             }
             Error::WriteStall => write!(f, "write stall: a no_slowdown write was refused"),
+            Error::TimedOut(m) => write!(f, "timed out: {m}"),
             Error::Aborted(m) => write!(f, "aborted: {m}"),
             Error::BackgroundError(cause) => {
                 write!(f, "database is read-only after a background error: {cause}")

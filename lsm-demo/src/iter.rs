@@ -31,12 +31,15 @@ enum Direction {
     Reverse,
 }
 
-/// Merges sorted children into one sorted stream. Children are few (the
-/// memtables and the table files of one version), so a linear scan picks the
-/// current child.
+/// Merges sorted children into one sorted stream. The valid children sit
+/// in a binary heap ordered by their current keys (smallest on top going
+/// forward, largest going back), so a step costs a logarithm of the
+/// children, not their number: a compaction out of level 0 merges many.
 pub(crate) struct MergingIterator {
     children: Vec<Box<dyn InternalIterator>>,
-    current: Option<usize>,
+    /// Indices of the valid children, a heap in `direction`'s order; the
+    /// top is the current child.
+    heap: Vec<usize>,
     direction: Direction,
 }
 
@@ -44,64 +47,97 @@ impl MergingIterator {
     pub(crate) fn new(children: Vec<Box<dyn InternalIterator>>) -> Self {
         MergingIterator {
             children,
-            current: None,
+            heap: Vec::new(),
             direction: Direction::Forward,
         }
     }
 
-    fn pick(&mut self, want: Ordering) {
+    /// Whether heap slot `a` belongs above slot `b` in the current direction.
+    fn above(&self, a: usize, b: usize) -> bool {
+        let order = compare_internal_keys(
+            self.children[self.heap[a]].key(),
+            self.children[self.heap[b]].key(),
+        );
+        match self.direction {
+            Direction::Forward => order == Ordering::Less,
+            Direction::Reverse => order == Ordering::Greater,
+        }
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.heap.len();
+        loop {
+            let mut top = i;
+            for child in [2 * i + 1, 2 * i + 2] {
+                if child < n && self.above(child, top) {
+                    top = child;
+                }
+            }
+            if top == i {
+                return;
+            }
+            self.heap.swap(i, top);
+            i = top;
+        }
+    }
+
+    /// Rebuilds the heap from every child, after they all moved.
+    fn rebuild(&mut self) {
         // A child that met an error (a block that could not be read) may
         // hide newer versions of keys the others still show: stop the
         // whole merge rather than yield a stale value.
+        self.heap.clear();
         if self.children.iter().any(|c| c.status().is_err()) {
-            self.current = None;
             return;
         }
-        let mut best: Option<usize> = None;
-        for (i, c) in self.children.iter().enumerate() {
-            if !c.valid() {
-                continue;
-            }
-            best = match best {
-                Some(b) if compare_internal_keys(c.key(), self.children[b].key()) != want => {
-                    Some(b)
-                }
-                _ => Some(i),
-            };
+        self.heap
+            .extend((0..self.children.len()).filter(|&i| self.children[i].valid()));
+        for i in (0..self.heap.len() / 2).rev() {
+            self.sift_down(i);
         }
-        self.current = best;
     }
 
-    fn find_smallest(&mut self) {
-        self.pick(Ordering::Less);
+    /// Puts the top child, which just moved, back in its place.
+    fn top_moved(&mut self) {
+        let top = self.heap[0];
+        if self.children[top].status().is_err() {
+            self.heap.clear();
+        } else if self.children[top].valid() {
+            self.sift_down(0);
+        } else {
+            self.heap.swap_remove(0);
+            if !self.heap.is_empty() {
+                self.sift_down(0);
+            }
+        }
     }
 
-    fn find_largest(&mut self) {
-        self.pick(Ordering::Greater);
+    fn current(&self) -> Option<usize> {
+        self.heap.first().copied()
     }
 }
 
 impl InternalIterator for MergingIterator {
     fn valid(&self) -> bool {
-        self.current.is_some()
+        !self.heap.is_empty()
     }
 
     fn seek_to_first(&mut self) {
         self.children.iter_mut().for_each(|c| c.seek_to_first());
         self.direction = Direction::Forward;
-        self.find_smallest();
+        self.rebuild();
     }
 
     fn seek_to_last(&mut self) {
         self.children.iter_mut().for_each(|c| c.seek_to_last());
         self.direction = Direction::Reverse;
-        self.find_largest();
+        self.rebuild();
     }
 
     fn seek(&mut self, target: &[u8]) {
         self.children.iter_mut().for_each(|c| c.seek(target));
         self.direction = Direction::Forward;
-        self.find_smallest();
+        self.rebuild();
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
@@ -109,11 +145,11 @@ impl InternalIterator for MergingIterator {
             .iter_mut()
             .for_each(|c| c.seek_for_prev(target));
         self.direction = Direction::Reverse;
-        self.find_largest();
+        self.rebuild();
     }
 
     fn next(&mut self) {
-        let Some(cur) = self.current else { return };
+        let Some(cur) = self.current() else { return };
         if self.direction != Direction::Forward {
             // Every other child sits before the current key: move each to
             // the first entry after it.
@@ -127,13 +163,16 @@ impl InternalIterator for MergingIterator {
                 }
             }
             self.direction = Direction::Forward;
+            self.children[cur].next();
+            self.rebuild();
+            return;
         }
         self.children[cur].next();
-        self.find_smallest();
+        self.top_moved();
     }
 
     fn prev(&mut self) {
-        let Some(cur) = self.current else { return };
+        let Some(cur) = self.current() else { return };
         if self.direction != Direction::Reverse {
             // Every other child sits after the current key: move each to the
             // last entry before it.
@@ -149,17 +188,20 @@ impl InternalIterator for MergingIterator {
                 }
             }
             self.direction = Direction::Reverse;
+            self.children[cur].prev();
+            self.rebuild();
+            return;
         }
         self.children[cur].prev();
-        self.find_largest();
+        self.top_moved();
     }
 
     fn key(&self) -> &[u8] {
-        self.children[self.current.expect("valid iterator")].key()
+        self.children[self.current().expect("valid iterator")].key()
     }
 
     fn value(&self) -> &[u8] {
-        self.children[self.current.expect("valid iterator")].value()
+        self.children[self.current().expect("valid iterator")].value()
     }
 
     fn status(&self) -> Result<()> {

@@ -93,9 +93,15 @@ pub(crate) mod version;
 pub mod wal;
 
 pub use batch::{BatchOp, WriteBatch};
-pub use db::{DB, DBIterator, DBRawIterator, DbStats, Direction, IteratorMode, KvPair, Snapshot};
+pub use db::{
+    DB, DBIterator, DBRawIterator, DbStats, Direction, IteratorMode, KvPair, LevelStats, Snapshot,
+    WriteStallStats,
+};
 pub use error::{Error, ErrorKind, Result};
-pub use options::{MAX_KEY_LEN, MAX_VALUE_LEN, MemtableKind, Options, ReadOptions, WriteOptions};
+pub use options::{
+    MAX_KEY_LEN, MAX_VALUE_LEN, MemtableKind, Options, ReadOptions, WaitForCompactOptions,
+    WriteOptions,
+};
 pub use recovery::RecoveryStats;
 pub use wal::DBRecoveryMode;
 

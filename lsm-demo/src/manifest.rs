@@ -75,9 +75,10 @@ pub const MANIFEST_TEMP_FILE: &str = "MANIFEST.tmp";
 pub const MAGIC: [u8; 8] = *b"lsm-mfst";
 /// The format version this module writes; it reads this one and version 1.
 pub const FORMAT_VERSION: u32 = 2;
-/// The number of levels: level 0 holds overlapping flushed tables, level 1
-/// sorted, disjoint ones.
-pub const NUM_LEVELS: usize = 2;
+/// The number of levels, as RocksDB's default `num_levels`: level 0 holds
+/// overlapping flushed tables, each level below sorted, disjoint ones.
+/// Manifests written when the engine had two levels read unchanged.
+pub const NUM_LEVELS: usize = 7;
 /// Magic, version and body length.
 const HEADER_LEN: usize = 8 + 4 + 8;
 /// The trailing checksum.
@@ -471,7 +472,7 @@ impl Manifest {
     /// Checks that the contents make sense together, as recovery needs
     /// them to: every file listed once, on a level that exists, with its
     /// smallest key at or below its largest and its sequence numbers within
-    /// `last_sequence`; level-1 files disjoint; file numbers below
+    /// `last_sequence`; the files of each level below 0 disjoint; file numbers below
     /// `next_file_number`; sequence numbers in range.
     ///
     /// # Errors
@@ -552,14 +553,17 @@ impl Manifest {
                 ));
             }
         }
-        let mut level1: Vec<&FileMeta> = self.files.iter().filter(|f| f.level == 1).collect();
-        level1.sort_by(|a, b| compare_internal_keys(&a.smallest, &b.smallest));
-        for pair in level1.windows(2) {
-            if user_key(&pair[0].largest) >= user_key(&pair[1].smallest) {
-                return Some(format!(
-                    "level-1 tables {} and {} overlap",
-                    pair[0].number, pair[1].number
-                ));
+        for level in 1..NUM_LEVELS as u32 {
+            let mut files: Vec<&FileMeta> =
+                self.files.iter().filter(|f| f.level == level).collect();
+            files.sort_by(|a, b| compare_internal_keys(&a.smallest, &b.smallest));
+            for pair in files.windows(2) {
+                if user_key(&pair[0].largest) >= user_key(&pair[1].smallest) {
+                    return Some(format!(
+                        "level-{level} tables {} and {} overlap",
+                        pair[0].number, pair[1].number
+                    ));
+                }
             }
         }
         let mut retired = HashSet::new();

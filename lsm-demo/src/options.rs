@@ -3,6 +3,9 @@
 use crate::error::{Error, Result};
 use crate::wal::DBRecoveryMode;
 
+mod compaction;
+pub use compaction::WaitForCompactOptions;
+
 /// Largest key the engine accepts (bytes). Longer keys get
 /// [`Error::InvalidArgument`].
 pub const MAX_KEY_LEN: usize = 1 << 20;
@@ -63,7 +66,16 @@ pub struct Options {
     pub(crate) unordered_write: bool,
     pub(crate) group_commit_wait: bool,
     pub(crate) level0_compaction_trigger: usize,
+    pub(crate) level0_slowdown_writes_trigger: usize,
     pub(crate) level0_stop_writes_trigger: usize,
+    pub(crate) max_bytes_for_level_base: u64,
+    pub(crate) max_bytes_for_level_multiplier: f64,
+    pub(crate) level_compaction_dynamic_level_bytes: bool,
+    pub(crate) target_file_size_multiplier: u32,
+    pub(crate) max_background_jobs: usize,
+    pub(crate) soft_pending_compaction_bytes_limit: u64,
+    pub(crate) hard_pending_compaction_bytes_limit: u64,
+    pub(crate) delayed_write_rate: u64,
     pub(crate) block_size: usize,
     pub(crate) bloom_bits_per_key: usize,
     pub(crate) target_file_size: u64,
@@ -75,6 +87,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
+        use compaction::CompactionDefaults as D;
         Options {
             create_if_missing: false,
             error_if_exists: false,
@@ -84,11 +97,20 @@ impl Default for Options {
             allow_concurrent_memtable_write: true,
             unordered_write: false,
             group_commit_wait: true,
-            level0_compaction_trigger: 4,
-            level0_stop_writes_trigger: 36,
+            level0_compaction_trigger: D::LEVEL0_FILE_NUM_COMPACTION_TRIGGER,
+            level0_slowdown_writes_trigger: D::LEVEL0_SLOWDOWN_WRITES_TRIGGER,
+            level0_stop_writes_trigger: D::LEVEL0_STOP_WRITES_TRIGGER,
+            max_bytes_for_level_base: D::MAX_BYTES_FOR_LEVEL_BASE,
+            max_bytes_for_level_multiplier: D::MAX_BYTES_FOR_LEVEL_MULTIPLIER,
+            level_compaction_dynamic_level_bytes: true,
+            target_file_size_multiplier: D::TARGET_FILE_SIZE_MULTIPLIER,
+            max_background_jobs: D::MAX_BACKGROUND_JOBS,
+            soft_pending_compaction_bytes_limit: D::SOFT_PENDING_COMPACTION_BYTES_LIMIT,
+            hard_pending_compaction_bytes_limit: D::HARD_PENDING_COMPACTION_BYTES_LIMIT,
+            delayed_write_rate: D::DELAYED_WRITE_RATE,
             block_size: 4096,
             bloom_bits_per_key: 10,
-            target_file_size: 64 << 20,
+            target_file_size: D::TARGET_FILE_SIZE_BASE,
             wal_recovery_mode: DBRecoveryMode::PointInTime,
             write_group: write_group::Options::default(),
             max_bgerror_resume_count: i32::MAX as u32,
@@ -285,54 +307,6 @@ impl Options {
         self.group_commit_wait = v;
         self
     }
-    /// Level-0 files that trigger a compaction into level 1.
-    ///
-    /// # Examples
-    ///
-    /// With a trigger of 2, the second flushed file starts a compaction of both
-    /// into level 1 (closing the database waits for it):
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// use lsm_demo::{DB, Options};
-    ///
-    /// let mut opts = Options::default();
-    /// opts.create_if_missing(true).set_level_zero_file_num_compaction_trigger(2);
-    /// let db = DB::open(&opts, dir.path()).unwrap();
-    /// for k in [b"a", b"b"] {
-    ///     db.put(k, b"v").unwrap();
-    ///     db.flush().unwrap(); // one level-0 file each
-    /// }
-    /// drop(db);
-    /// let db = DB::open(&opts, dir.path()).unwrap();
-    /// assert_eq!(db.stats().level_files, [0, 1]);
-    /// assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"v"[..]));
-    /// ```
-    pub fn set_level_zero_file_num_compaction_trigger(&mut self, n: usize) -> &mut Self {
-        self.level0_compaction_trigger = n;
-        self
-    }
-    /// Level-0 files at which writes stall until compaction catches up.
-    ///
-    /// # Examples
-    ///
-    /// It must exceed the compaction trigger, or writes would stall before a
-    /// compaction starts:
-    ///
-    /// ```
-    /// use lsm_demo::Options;
-    ///
-    /// let mut opts = Options::default();
-    /// opts.set_level_zero_file_num_compaction_trigger(8);
-    /// opts.set_level_zero_stop_writes_trigger(8);
-    /// assert!(opts.validate().is_err());
-    /// opts.set_level_zero_stop_writes_trigger(20);
-    /// assert!(opts.validate().is_ok());
-    /// ```
-    pub fn set_level_zero_stop_writes_trigger(&mut self, n: usize) -> &mut Self {
-        self.level0_stop_writes_trigger = n;
-        self
-    }
     /// Uncompressed size of a table file's data blocks.
     ///
     /// # Examples
@@ -378,34 +352,6 @@ impl Options {
     /// ```
     pub fn set_bloom_bits_per_key(&mut self, bits: usize) -> &mut Self {
         self.bloom_bits_per_key = bits;
-        self
-    }
-    /// Size at which compaction starts a new level-1 file.
-    ///
-    /// # Examples
-    ///
-    /// A compaction of about 200 KiB with 64 KiB files writes several level-1
-    /// files (closing the database waits for the compaction):
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// use lsm_demo::{DB, Options};
-    ///
-    /// let mut opts = Options::default();
-    /// opts.create_if_missing(true)
-    ///     .set_target_file_size_base(64 << 10)
-    ///     .set_level_zero_file_num_compaction_trigger(1);
-    /// let db = DB::open(&opts, dir.path()).unwrap();
-    /// for i in 0..200u32 {
-    ///     db.put(i.to_be_bytes(), [0; 1024]).unwrap();
-    /// }
-    /// db.flush().unwrap();
-    /// drop(db);
-    /// let db = DB::open(&opts, dir.path()).unwrap();
-    /// assert!(db.stats().level_files[1] >= 3);
-    /// ```
-    pub fn set_target_file_size_base(&mut self, bytes: u64) -> &mut Self {
-        self.target_file_size = bytes;
         self
     }
     /// What recovery does with damaged log records (see [`DBRecoveryMode`];
@@ -549,15 +495,7 @@ impl Options {
                 self.max_write_buffer_number
             ));
         }
-        if self.level0_compaction_trigger < 1 {
-            return bad("level0_file_num_compaction_trigger must be at least 1".into());
-        }
-        if self.level0_stop_writes_trigger <= self.level0_compaction_trigger {
-            return bad(format!(
-                "level0_stop_writes_trigger {} must exceed the compaction trigger {}",
-                self.level0_stop_writes_trigger, self.level0_compaction_trigger
-            ));
-        }
+        self.validate_compaction().or_else(bad)?;
         if self.block_size < 256 || self.block_size > 64 << 20 {
             return bad(format!(
                 "block_size {} is outside [256, 64 MiB]",
@@ -568,12 +506,6 @@ impl Options {
             return bad(format!(
                 "bloom_bits_per_key {} is above 64",
                 self.bloom_bits_per_key
-            ));
-        }
-        if self.target_file_size < 64 << 10 {
-            return bad(format!(
-                "target_file_size_base {} is below 64 KiB",
-                self.target_file_size
             ));
         }
         if self.unordered_write && !self.allow_concurrent_memtable_write {

@@ -345,7 +345,9 @@ pub(crate) fn recover(
         levels[meta.level as usize].push(Arc::new(table));
     }
     levels[0].sort_by_key(|t| std::cmp::Reverse(t.meta.number));
-    levels[1].sort_by(|a, b| crate::key::compare_internal_keys(&a.meta.smallest, &b.meta.smallest));
+    for level in &mut levels[1..] {
+        level.sort_by(|a, b| crate::key::compare_internal_keys(&a.meta.smallest, &b.meta.smallest));
+    }
 
     let logs: Vec<u64> = inventory
         .logs

@@ -35,7 +35,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::compaction::CompactionFilter;
+use crate::compaction::{CompactionFilter, LevelsBelow};
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::filename::{log_path, table_path};
@@ -446,7 +446,7 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
         .collect();
     let mut merged = MergingIterator::new(children);
     merged.seek_to_first();
-    let mut filtered = CompactionFilter::new(merged, MAX_SEQUENCE, true);
+    let mut filtered = CompactionFilter::new(merged, MAX_SEQUENCE, LevelsBelow::default());
     let mut files = Vec::new();
     while filtered.valid() {
         let number = next_file_number;

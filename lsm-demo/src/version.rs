@@ -75,7 +75,8 @@ pub(crate) struct Version {
     pub(crate) mem: Arc<Memtable>,
     /// Frozen memtables waiting for flush, newest first.
     pub(crate) imm: Vec<Arc<Memtable>>,
-    /// `levels[0]` newest first; `levels[1]` sorted by smallest key.
+    /// `levels[0]` newest first; every level below sorted by smallest key,
+    /// its files disjoint.
     pub(crate) levels: [Vec<Arc<TableFile>>; NUM_LEVELS],
 }
 
@@ -102,15 +103,24 @@ impl Version {
                 Lookup::Missing => {}
             }
         }
-        let l1 = &self.levels[1];
-        let i = l1.partition_point(|t| crate::key::user_key(&t.meta.largest) < user_key);
-        if let Some(t) = l1.get(i) {
-            match t.get(user_key, seq)? {
-                Lookup::Found(v) => return Ok(Some(v)),
-                Lookup::Deleted | Lookup::Missing => return Ok(None),
+        // Below level 0 a key lies in at most one file a level, and a
+        // level holds only versions older than the levels above it.
+        for level in &self.levels[1..] {
+            let i = level.partition_point(|t| crate::key::user_key(&t.meta.largest) < user_key);
+            if let Some(t) = level.get(i) {
+                match t.get(user_key, seq)? {
+                    Lookup::Found(v) => return Ok(Some(v)),
+                    Lookup::Deleted => return Ok(None),
+                    Lookup::Missing => {}
+                }
             }
         }
         Ok(None)
+    }
+
+    /// The bytes of table files on each level.
+    pub(crate) fn level_bytes(&self) -> [u64; NUM_LEVELS] {
+        std::array::from_fn(|l| self.levels[l].iter().map(|t| t.meta.file_size).sum())
     }
 
     pub(crate) fn iter(&self) -> MergingIterator {
@@ -118,12 +128,136 @@ impl Version {
         for m in std::iter::once(&self.mem).chain(self.imm.iter()) {
             children.push(m.rep.clone().iter());
         }
-        for level in &self.levels {
-            for t in level {
-                children.push(Box::new(TableIterAdapter(t.table.iter())));
-            }
+        for t in &self.levels[0] {
+            children.push(Box::new(TableIterAdapter(t.table.iter())));
+        }
+        for level in self.levels[1..].iter().filter(|l| !l.is_empty()) {
+            children.push(Box::new(LevelIterator::new(level.clone())));
         }
         MergingIterator::new(children)
+    }
+}
+
+/// The files of one sorted level as one stream: a table iterator open on
+/// one file at a time, moving to the next file (or the previous) at the
+/// end of one.
+pub(crate) struct LevelIterator {
+    /// Sorted by smallest key, disjoint.
+    files: Vec<Arc<TableFile>>,
+    /// The file `iter` is open on.
+    index: usize,
+    iter: Option<TableIterAdapter>,
+}
+
+impl LevelIterator {
+    pub(crate) fn new(files: Vec<Arc<TableFile>>) -> Self {
+        LevelIterator {
+            files,
+            index: 0,
+            iter: None,
+        }
+    }
+
+    /// Opens file `index`, or none past either end.
+    fn open(&mut self, index: usize) -> Option<&mut TableIterAdapter> {
+        self.index = index;
+        self.iter = self
+            .files
+            .get(index)
+            .map(|t| TableIterAdapter(t.table.iter()));
+        self.iter.as_mut()
+    }
+
+    /// Moves past files that end, forward, until an entry or an error.
+    fn skip_forward(&mut self) {
+        while let Some(it) = &self.iter {
+            if it.valid() || it.status().is_err() {
+                return;
+            }
+            if let Some(it) = self.open(self.index + 1) {
+                it.seek_to_first();
+            }
+        }
+    }
+
+    /// Moves past files that end, backward, until an entry or an error.
+    fn skip_backward(&mut self) {
+        while let Some(it) = &self.iter {
+            if it.valid() || it.status().is_err() {
+                return;
+            }
+            if self.index == 0 {
+                self.iter = None;
+                return;
+            }
+            if let Some(it) = self.open(self.index - 1) {
+                it.seek_to_last();
+            }
+        }
+    }
+}
+
+impl InternalIterator for LevelIterator {
+    fn valid(&self) -> bool {
+        self.iter.as_ref().is_some_and(|it| it.valid())
+    }
+    fn seek_to_first(&mut self) {
+        if let Some(it) = self.open(0) {
+            it.seek_to_first();
+        }
+        self.skip_forward();
+    }
+    fn seek_to_last(&mut self) {
+        if let Some(it) = self.open(self.files.len().wrapping_sub(1)) {
+            it.seek_to_last();
+        }
+        self.skip_backward();
+    }
+    fn seek(&mut self, target: &[u8]) {
+        // The first file whose largest key is at or after the target.
+        let i = self.files.partition_point(|t| {
+            crate::key::compare_internal_keys(&t.meta.largest, target) == std::cmp::Ordering::Less
+        });
+        if let Some(it) = self.open(i) {
+            it.seek(target);
+        }
+        self.skip_forward();
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        // The last file whose smallest key is at or before the target.
+        let i = self.files.partition_point(|t| {
+            crate::key::compare_internal_keys(&t.meta.smallest, target)
+                != std::cmp::Ordering::Greater
+        });
+        if i == 0 {
+            self.iter = None;
+            return;
+        }
+        if let Some(it) = self.open(i - 1) {
+            it.seek_for_prev(target);
+        }
+        self.skip_backward();
+    }
+    fn next(&mut self) {
+        if let Some(it) = &mut self.iter {
+            it.next();
+        }
+        self.skip_forward();
+    }
+    fn prev(&mut self) {
+        if let Some(it) = &mut self.iter {
+            it.prev();
+        }
+        self.skip_backward();
+    }
+    fn key(&self) -> &[u8] {
+        self.iter.as_ref().expect("valid iterator").key()
+    }
+    fn value(&self) -> &[u8] {
+        self.iter.as_ref().expect("valid iterator").value()
+    }
+    fn status(&self) -> Result<()> {
+        self.iter.as_ref().map_or(Ok(()), |it| it.status())
     }
 }
 

@@ -1,7 +1,7 @@
 //! Damage every kind of file of a database, then open it through `DB::open`
 //! (in the spirit of RocksDB's `corruption_test.cc`).
 //!
-//! The database holds level-1 and level-0 tables, an older log waiting for
+//! The database holds tables on level 0 and below, an older log waiting for
 //! its flush and the current log, all written by acknowledged synced
 //! writes. Each file gets each damage (bit flips, truncations, zeroed
 //! stretches, deletion), and strangers are added beside them. Whatever the
@@ -85,7 +85,7 @@ fn restore(files: &Snapshot) -> FaultInjectionFs {
 }
 
 /// The directory after a crash while a frozen memtable waited for its
-/// flush, with tables on both levels; and the writes it acknowledged.
+/// flush, with tables on level 0 and below; and the writes it acknowledged.
 fn build() -> (Snapshot, History) {
     let fs = FaultInjectionFs::new();
     let gated = GatedTables::new(fs.clone());
@@ -131,7 +131,10 @@ fn build() -> (Snapshot, History) {
     drop(db);
     let manifest = read_manifest(&restore(&files), dir()).unwrap().unwrap();
     let levels = manifest.files.iter().map(|f| f.level).collect::<Vec<_>>();
-    assert!(levels.contains(&0) && levels.contains(&1), "{levels:?}");
+    assert!(
+        levels.contains(&0) && levels.iter().any(|&l| l > 0),
+        "{levels:?}"
+    );
     let logs = files
         .keys()
         .filter(|p| p.extension().is_some_and(|e| e == "log"));

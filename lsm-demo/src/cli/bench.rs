@@ -94,13 +94,16 @@ pub struct BenchArgs {
     /// Also write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Compaction and write-stall flags.
+    #[command(flatten)]
+    pub compaction: super::levels::CompactionArgs,
     /// Hide the progress bars.
     #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub quiet: bool,
 }
 
 /// db_bench writes booleans as 0/1; accept those and true/false.
-fn parse_flag_bool(s: &str) -> Result<bool, String> {
+pub(super) fn parse_flag_bool(s: &str) -> Result<bool, String> {
     match s {
         "1" | "true" => Ok(true),
         "0" | "false" => Ok(false),
@@ -122,14 +125,8 @@ pub const ROCKSDB_ONLY_FLAGS: &[&str] = &[
     "histogram",
     "duration",
     "writes",
-    "max_background_jobs",
     "max_background_compactions",
     "max_background_flushes",
-    "target_file_size_base",
-    "max_bytes_for_level_base",
-    "level0_file_num_compaction_trigger",
-    "level0_slowdown_writes_trigger",
-    "level0_stop_writes_trigger",
     "num_levels",
     "arena_block_size",
     "use_direct_reads",
@@ -247,6 +244,9 @@ pub struct BenchResult {
     pub gather_waits: Option<(u64, u64)>,
     /// Memtable bytes per entry in the mutable memtable at the end.
     pub memtable_bytes_per_entry: Option<f64>,
+    /// The tree at the end, with compaction counters and the write
+    /// amplification since the database was opened (write benchmarks).
+    pub levels: Option<super::levels::LevelReport>,
 }
 
 /// How waits for a write group ended, from the group's statistics.
@@ -427,6 +427,8 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
     print_header(&cfg);
     let mut results = Vec::new();
     let mut db: Option<(DB, String)> = None;
+    // Keys and values written since the database was opened.
+    let mut user_bytes: u64 = 0;
     for row in plan {
         let wipe = row.w.fresh_db() && !cfg.args.use_existing_db;
         if wipe || db.as_ref().is_none_or(|(_, rep)| *rep != row.rep) {
@@ -436,9 +438,15 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
                     .map_err(|e| format!("wiping {}: {e}", cfg.dir.display()))?;
             }
             db = Some((open_db(&cfg, &row.rep)?, row.rep.clone()));
+            user_bytes = 0;
         }
-        let r = run_one(&cfg, &db.as_ref().expect("opened").0, &row)?;
+        let open = &db.as_ref().expect("opened").0;
+        let mut r = run_one(&cfg, open, &row)?;
         println!("{}", r.db_bench_line());
+        if row.w.is_write() {
+            user_bytes += r.ops * (cfg.args.key_size + cfg.args.value_size) as u64;
+            r.levels = Some(super::levels::LevelReport::new(&open.stats(), user_bytes));
+        }
         if let (Some(g), Some(m)) = (r.mean_group_size, r.groups) {
             println!(
                 "  write group: {g:.2} members per group over {m} groups, {} leader wake-ups; memtable {:.1} bytes/entry",
@@ -456,6 +464,9 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
             println!(
                 "  group commit wait: {waits} leaders waited for more writers, {timeouts} until the window ended"
             );
+        }
+        if let Some(levels) = &r.levels {
+            levels.print();
         }
         results.push(r);
     }
@@ -498,6 +509,7 @@ fn db_options(args: &BenchArgs, rep: &str) -> Result<Options, String> {
     o.set_allow_concurrent_memtable_write(args.allow_concurrent_memtable_write);
     o.set_unordered_write(args.unordered_write);
     o.set_group_commit_wait(args.group_commit_wait);
+    args.compaction.apply(&mut o);
     o.set_write_group_options(write_group::Options {
         max_yield_usec: args.write_thread_max_yield_usec,
         slow_yield_usec: args.write_thread_slow_yield_usec,
@@ -635,6 +647,7 @@ fn run_one(cfg: &Config, db: &DB, row: &Row) -> Result<BenchResult, String> {
         }),
         memtable_bytes_per_entry: (w.is_write() && after.memtable_entries > 0)
             .then(|| after.memtable_bytes as f64 / after.memtable_entries as f64),
+        levels: None,
     })
 }
 
@@ -762,6 +775,7 @@ mod tests {
             waits: None,
             gather_waits: None,
             memtable_bytes_per_entry: None,
+            levels: None,
         };
         assert_eq!(
             r.db_bench_line(),

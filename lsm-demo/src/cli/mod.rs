@@ -4,6 +4,7 @@ use std::path::Path;
 
 pub mod admin;
 pub mod bench;
+pub mod levels;
 pub mod power_loss;
 pub mod stress;
 

@@ -46,6 +46,8 @@ pub(crate) struct LogFile {
     pub(crate) syncer: Option<Arc<dyn FileSync>>,
     /// The bytes of one drain pass, kept between passes.
     buffer: Vec<u8>,
+    /// Bytes appended to the logs since the database was opened.
+    pub(crate) bytes_written: u64,
 }
 
 impl LogFile {
@@ -60,6 +62,7 @@ impl LogFile {
             number,
             syncer,
             buffer: Vec::new(),
+            bytes_written: 0,
         })
     }
 }
@@ -70,8 +73,12 @@ enum Room {
     Enough,
     /// It is full: freeze it and start a new one.
     Switch,
-    /// It is full and the background thread is behind: wait.
+    /// It is full and the background threads are far behind: wait until
+    /// they catch up (a stop).
     Stall,
+    /// It is full and compaction is behind: switch no earlier than this,
+    /// so that memtables fill at the delayed write rate (a slowdown).
+    Slowdown(std::time::Instant),
 }
 
 /// A sync writer's request to the write group: its record ends the log at
@@ -254,12 +261,14 @@ impl Shared {
                 writer,
                 buffer,
                 number,
+                bytes_written,
                 ..
             } = &mut *log;
             buffer.clear();
             for (_, record) in pass.drain(..) {
                 buffer.extend_from_slice(&record);
             }
+            *bytes_written += buffer.len() as u64;
             let appended = match writer {
                 _ if buffer.is_empty() => Ok(()),
                 Some(w) => w.add_framed(buffer).map_err(|e| {
@@ -344,11 +353,22 @@ impl Shared {
             match self.room(&st, no_slowdown)? {
                 Room::Enough => return Ok(()),
                 Room::Stall => {
-                    // Stall: writers wait here (no_slowdown ones fail) until
-                    // the background thread catches up. Writes past this
+                    // Stop: writers wait here (no_slowdown ones fail) until
+                    // the background threads catch up. Writes past this
                     // point hold sequence ranges, so they are let finish.
                     self.bg_cv.notify_all();
-                    let _st = self.bg_cv.wait(st).expect("state");
+                    let waited = std::time::Instant::now();
+                    let mut st = self.bg_cv.wait(st).expect("state");
+                    st.bg.stalls.stops += 1;
+                    st.bg.stalls.stop_micros += waited.elapsed().as_micros() as u64;
+                    continue;
+                }
+                Room::Slowdown(due) => {
+                    let waited = std::time::Instant::now();
+                    let pause = due.saturating_duration_since(waited);
+                    let mut st = self.bg_cv.wait_timeout(st, pause).expect("state").0;
+                    st.bg.stalls.slowdowns += 1;
+                    st.bg.stalls.slowdown_micros += waited.elapsed().as_micros() as u64;
                     continue;
                 }
                 Room::Switch => {}
@@ -372,13 +392,31 @@ impl Shared {
             return Ok(Room::Enough);
         }
         self.check_bg_error()?;
-        let too_many_imm = st.version.imm.len() + 1 >= self.opts.max_write_buffer_number;
-        let too_many_l0 = st.version.levels[0].len() >= self.opts.level0_stop_writes_trigger;
-        match (too_many_imm || too_many_l0, no_slowdown) {
-            (false, _) => Ok(Room::Switch),
-            (true, false) => Ok(Room::Stall),
-            (true, true) => Err(Error::WriteStall),
+        let o = &self.opts;
+        let level0 = st.version.levels[0].len();
+        let pending = st.bg.pending_compaction_bytes;
+        let over = |limit: u64| limit > 0 && pending >= limit;
+        let stop = st.version.imm.len() + 1 >= o.max_write_buffer_number
+            || level0 >= o.level0_stop_writes_trigger
+            || over(o.hard_pending_compaction_bytes_limit);
+        let slowdown = level0 >= o.level0_slowdown() || over(o.soft_pending_compaction_bytes_limit);
+        if (stop || slowdown) && no_slowdown {
+            return Err(Error::WriteStall);
         }
+        if stop {
+            return Ok(Room::Stall);
+        }
+        if slowdown {
+            // One memtable per write_buffer_size / delayed_write_rate.
+            let pause = std::time::Duration::from_secs_f64(
+                o.write_buffer_size as f64 / o.delayed_write_rate as f64,
+            );
+            let due = st.bg.last_switch + pause;
+            if std::time::Instant::now() < due {
+                return Ok(Room::Slowdown(due));
+            }
+        }
+        Ok(Room::Switch)
     }
 
     /// Freezes the mutable memtable and starts a new one with a new log.
@@ -473,7 +511,9 @@ impl Shared {
                 return Err(err);
             }
         }
+        let bytes_written = log.bytes_written;
         *log = next;
+        log.bytes_written = bytes_written;
         drop(log);
         // Every write so far is logged or failed; the new log starts clean.
         // Release: writes after the reopening acquire it.
@@ -503,6 +543,7 @@ impl Shared {
             v.imm.insert(0, old);
             v.mem = mem;
         }));
+        st.bg.last_switch = std::time::Instant::now();
         self.bg_cv.notify_all();
         Ok(())
     }

@@ -1,0 +1,116 @@
+//! Dropping what no reader can see any more while merging tables: the
+//! filter between a compaction's (or a repair's) merged input and its
+//! output tables.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::iter::{InternalIterator, MergingIterator};
+use crate::key::{ValueType, parse_internal_key};
+use crate::version::TableFile;
+
+/// The files on the levels below a compaction's output, as of the moment it
+/// was picked: a tombstone may go only where none of them covers its key.
+/// Later compactions only move those files further down, so the check
+/// stays true for the compaction's whole run.
+#[derive(Default)]
+pub(crate) struct LevelsBelow(pub(crate) Vec<Vec<Arc<TableFile>>>);
+
+impl LevelsBelow {
+    /// Whether a file below may hold a version of `user_key`.
+    fn may_hold(&self, user_key: &[u8]) -> bool {
+        self.0.iter().any(|level| {
+            let i = level.partition_point(|t| crate::key::user_key(&t.meta.largest) < user_key);
+            level.get(i).is_some_and(|t| t.covers(user_key))
+        })
+    }
+}
+
+/// Drops the versions no reader can see from a compaction's input: for each
+/// user key, every version newer than the oldest snapshot plus the newest
+/// one at or below it; that one too when it is a tombstone and no older
+/// version of the key can lie below the output level.
+pub(crate) struct CompactionFilter {
+    inner: MergingIterator,
+    oldest_snapshot: u64,
+    below: LevelsBelow,
+    last_user_key: Option<Vec<u8>>,
+    /// Sequence of the previous kept-or-dropped entry of the same user key.
+    last_sequence_for_key: u64,
+}
+
+impl CompactionFilter {
+    pub(crate) fn new(inner: MergingIterator, oldest_snapshot: u64, below: LevelsBelow) -> Self {
+        let mut f = CompactionFilter {
+            inner,
+            oldest_snapshot,
+            below,
+            last_user_key: None,
+            last_sequence_for_key: u64::MAX,
+        };
+        f.skip_dropped();
+        f
+    }
+
+    /// Whether the entry under the inner cursor is dropped; updates the
+    /// per-key state.
+    fn drop_current(&mut self) -> bool {
+        let Some(k) = parse_internal_key(self.inner.key()) else {
+            return false;
+        };
+        let same = self.last_user_key.as_deref() == Some(k.user_key);
+        if !same {
+            self.last_user_key = Some(k.user_key.to_vec());
+            self.last_sequence_for_key = u64::MAX;
+        }
+        let drop = if self.last_sequence_for_key <= self.oldest_snapshot {
+            // A newer version already visible to every snapshot hides this one.
+            true
+        } else {
+            k.value_type == ValueType::Deletion
+                && k.sequence <= self.oldest_snapshot
+                && !self.below.may_hold(k.user_key)
+        };
+        self.last_sequence_for_key = k.sequence;
+        drop
+    }
+
+    fn skip_dropped(&mut self) {
+        while self.inner.valid() && self.drop_current() {
+            self.inner.next();
+        }
+    }
+}
+
+impl InternalIterator for &mut CompactionFilter {
+    fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {}
+    fn seek_to_last(&mut self) {}
+    fn seek(&mut self, _: &[u8]) {}
+    fn seek_for_prev(&mut self, _: &[u8]) {}
+    fn next(&mut self) {
+        self.inner.next();
+        self.skip_dropped();
+    }
+    fn prev(&mut self) {}
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+    fn status(&self) -> Result<()> {
+        self.inner.status()
+    }
+}
+
+impl CompactionFilter {
+    pub(crate) fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+    pub(crate) fn status(&self) -> Result<()> {
+        self.inner.status()
+    }
+}

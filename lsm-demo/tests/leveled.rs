@@ -1,0 +1,252 @@
+//! Leveled compaction through `DB`: databases spread over several levels by
+//! small level targets, checked against a model after compactions, with
+//! snapshots, deletes that must stay deleted, several compactions at once,
+//! and reopening (the manifest's level checks run on every open).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use lsm_demo::env::FaultInjectionFs;
+use lsm_demo::{DB, IteratorMode, Options, WaitForCompactOptions};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Levels of 64 KiB files, a 128 KiB base and a multiplier of 4: a few
+/// megabytes fill four or five levels.
+fn options(jobs: usize) -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true)
+        .set_write_buffer_size(64 << 10)
+        .set_target_file_size_base(64 << 10)
+        .set_max_bytes_for_level_base(128 << 10)
+        .set_max_bytes_for_level_multiplier(4.0)
+        .set_level_zero_file_num_compaction_trigger(2)
+        .set_max_background_jobs(jobs);
+    o
+}
+
+fn key(i: u32) -> Vec<u8> {
+    // Spread over the key space, so that every compaction overlaps.
+    format!("key{:08}", i.wrapping_mul(2_654_435_761) % 1_000_000).into_bytes()
+}
+
+fn scan(db: &DB) -> Vec<(Vec<u8>, Vec<u8>)> {
+    db.iterator(IteratorMode::Start)
+        .map(|kv| {
+            let (k, v) = kv.expect("iteration");
+            (k.into_vec(), v.into_vec())
+        })
+        .collect()
+}
+
+fn scan_reverse(db: &DB) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut all: Vec<_> = db
+        .iterator(IteratorMode::End)
+        .map(|kv| {
+            let (k, v) = kv.expect("iteration");
+            (k.into_vec(), v.into_vec())
+        })
+        .collect();
+    all.reverse();
+    all
+}
+
+fn check(db: &DB, model: &Model) {
+    let expected: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(scan(db), expected);
+    assert_eq!(scan_reverse(db), expected);
+    for (k, v) in model.iter().step_by(17) {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "{k:?}");
+    }
+}
+
+fn wait(db: &DB) {
+    db.wait_for_compact(&WaitForCompactOptions::default())
+        .unwrap();
+}
+
+/// Writes rounds of puts over a shrinking key range and deletes of every
+/// seventh key, so old versions and tombstones meet on every level.
+fn fill(db: &DB, model: &mut Model, rounds: u32) {
+    for round in 0..rounds {
+        for i in 0..4000u32 {
+            let k = key(i % (4000 - round * 300));
+            if i % 7 == round % 7 {
+                db.delete(&k).unwrap();
+                model.remove(&k);
+            } else {
+                let v = format!("{round}-{i}-{}", "v".repeat(60)).into_bytes();
+                db.put(&k, &v).unwrap();
+                model.insert(k, v);
+            }
+        }
+    }
+}
+
+#[test]
+fn data_spreads_over_several_levels_and_reads_back() {
+    let fs = FaultInjectionFs::new();
+    let o = options(2);
+    let mut model = Model::new();
+    let db = DB::open_with_fs(&o, "/db", Arc::new(fs.clone())).unwrap();
+    fill(&db, &mut model, 8);
+    db.flush().unwrap();
+    wait(&db);
+    let stats = db.stats();
+    let used = stats.level_files[1..].iter().filter(|&&n| n > 0).count();
+    assert!(used >= 2, "several levels in use: {:?}", stats.level_files);
+    assert!(stats.level_files[0] < 2, "level 0 compacted: {stats:?}");
+    for (level, l) in stats.levels.iter().enumerate().skip(1) {
+        assert!(
+            l.score < 1.0,
+            "level {level} within its target after the wait: {l:?}"
+        );
+    }
+    assert!(stats.levels[stats.base_level].compactions > 0);
+    check(&db, &model);
+    drop(db);
+    // The manifest's consistency checks (disjoint files on every level)
+    // run on open.
+    let db = DB::open_with_fs(&o, "/db", Arc::new(fs)).unwrap();
+    check(&db, &model);
+}
+
+#[test]
+fn deleted_keys_stay_deleted_as_tombstones_reach_the_bottom() {
+    let o = options(2);
+    let fs = FaultInjectionFs::new();
+    let db = DB::open_with_fs(&o, "/db", Arc::new(fs)).unwrap();
+    let mut model = Model::new();
+    fill(&db, &mut model, 4);
+    db.flush().unwrap();
+    wait(&db);
+    // Delete half of what is there, then push the tombstones down with
+    // more writes elsewhere: an older version below a dropped tombstone
+    // would come back.
+    let victims: Vec<Vec<u8>> = model.keys().step_by(2).cloned().collect();
+    for k in &victims {
+        db.delete(k).unwrap();
+        model.remove(k);
+    }
+    for i in 0..20_000u32 {
+        let k = format!("other{i:06}").into_bytes();
+        let v = vec![b'x'; 80];
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    db.flush().unwrap();
+    wait(&db);
+    for k in &victims {
+        assert_eq!(db.get(k).unwrap(), None, "{k:?} came back");
+    }
+    check(&db, &model);
+}
+
+#[test]
+fn a_snapshot_keeps_its_versions_through_compactions() {
+    let o = options(3);
+    let db = DB::open_with_fs(&o, "/db", Arc::new(FaultInjectionFs::new())).unwrap();
+    let mut model = Model::new();
+    fill(&db, &mut model, 3);
+    let snap = db.snapshot();
+    let frozen = model.clone();
+    fill(&db, &mut model, 6);
+    db.flush().unwrap();
+    wait(&db);
+    assert!(db.stats().levels.iter().map(|l| l.compactions).sum::<u64>() > 0);
+    let seen: Model = snap
+        .iterator(IteratorMode::Start)
+        .map(|kv| {
+            let (k, v) = kv.unwrap();
+            (k.into_vec(), v.into_vec())
+        })
+        .collect();
+    assert_eq!(seen, frozen);
+    drop(snap);
+    check(&db, &model);
+}
+
+#[test]
+fn compactions_run_beside_writers_and_readers() {
+    let o = options(4);
+    let db = DB::open_with_fs(&o, "/db", Arc::new(FaultInjectionFs::new())).unwrap();
+    // Each writer owns a key prefix; readers check that a key, once
+    // written with round r, never reads back older than r.
+    std::thread::scope(|s| {
+        for t in 0..3u32 {
+            let db = &db;
+            s.spawn(move || {
+                for round in 0..6u32 {
+                    for i in 0..3000u32 {
+                        let k = format!("w{t}-{:06}", i * 7919 % 3000);
+                        db.put(k.as_bytes(), format!("{round:03}{}", "p".repeat(50)))
+                            .unwrap();
+                    }
+                }
+            });
+        }
+        let db = &db;
+        s.spawn(move || {
+            let mut last: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+            for i in 0..20_000u32 {
+                let k = format!("w{}-{:06}", i % 3, i * 31 % 3000).into_bytes();
+                if let Some(v) = db.get(&k).unwrap() {
+                    let round = v[..3].to_vec();
+                    if let Some(prev) = last.get(&k) {
+                        assert!(round >= *prev, "{k:?} went back in time");
+                    }
+                    last.insert(k, round);
+                }
+            }
+        });
+    });
+    db.flush().unwrap();
+    wait(&db);
+    for t in 0..3u32 {
+        for i in 0..3000u32 {
+            let k = format!("w{t}-{i:06}");
+            let v = db.get(k.as_bytes()).unwrap().expect("written");
+            assert_eq!(&v[..3], b"005", "{k}");
+        }
+    }
+    let stats = db.stats();
+    assert!(stats.table_bytes_written() > 0);
+}
+
+#[test]
+fn wait_for_compact_times_out_and_flushes_when_asked() {
+    let o = options(2);
+    let db = DB::open_with_fs(&o, "/db", Arc::new(FaultInjectionFs::new())).unwrap();
+    let mut model = Model::new();
+    fill(&db, &mut model, 2);
+    let mut wait = WaitForCompactOptions::default();
+    wait.set_flush(true);
+    db.wait_for_compact(&wait).unwrap();
+    let stats = db.stats();
+    assert_eq!((stats.memtable_entries, stats.immutable_memtables), (0, 0));
+    // Work due, and a timeout too short to see it done.
+    fill(&db, &mut model, 3);
+    wait.set_flush(false).set_timeout(1);
+    match db.wait_for_compact(&wait) {
+        Ok(()) | Err(lsm_demo::Error::TimedOut(_)) => {}
+        Err(e) => panic!("unexpected {e}"),
+    }
+    check(&db, &model);
+}
+
+#[test]
+fn writes_slow_down_and_stop_on_level_0_and_still_finish() {
+    let mut o = options(2);
+    // Level 0 fills fast and compacts slowly: one file of level 0 slows
+    // writes down, a few stop them.
+    o.set_level_zero_file_num_compaction_trigger(1)
+        .set_level_zero_slowdown_writes_trigger(1)
+        .set_level_zero_stop_writes_trigger(3)
+        .set_delayed_write_rate(8 << 20);
+    let db = DB::open_with_fs(&o, "/db", Arc::new(FaultInjectionFs::new())).unwrap();
+    let mut model = Model::new();
+    fill(&db, &mut model, 3);
+    let stalls = db.stats().write_stalls;
+    assert!(stalls.slowdowns > 0, "{stalls:?}");
+    check(&db, &model);
+}
