@@ -452,8 +452,14 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
         let number = next_file_number;
         next_file_number += 1;
         let source = Box::new(&mut filtered);
-        let Some(mut table) =
-            build_table(fs, dir, opts, number, source, Some(opts.target_file_size))?
+        let Some(mut table) = build_table(
+            fs,
+            dir,
+            opts,
+            number,
+            source,
+            Some(opts.target_file_size(1)),
+        )?
         else {
             break;
         };

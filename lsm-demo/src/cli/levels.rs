@@ -5,8 +5,12 @@ use lsm_demo::{DbStats, Options};
 use serde::Serialize;
 
 /// db_bench's compaction and stall flags. Defaults are the engine's, which
-/// are RocksDB's, except `level_compaction_dynamic_level_bytes`: on here,
-/// off in db_bench 7.8.3 (pass it to both to compare like with like).
+/// are RocksDB's except three: `level_compaction_dynamic_level_bytes` is on
+/// (off in db_bench 7.8.3, on in RocksDB since 8.4), and
+/// `max_bytes_for_level_base` and `target_file_size_base` follow the
+/// memtable size (256 MiB and 64 MiB in db_bench, what the engine derives
+/// from 64 MiB memtables). Pass them to both programs to compare like with
+/// like.
 #[derive(Debug, Clone, clap::Args)]
 #[command(rename_all = "snake_case")]
 pub struct CompactionArgs {
@@ -22,18 +26,21 @@ pub struct CompactionArgs {
     /// Level-0 files at which writes stop.
     #[arg(long, default_value_t = 36)]
     pub level0_stop_writes_trigger: usize,
-    /// Target size of the level level 0 compacts into, in bytes.
-    #[arg(long, default_value_t = 256 << 20)]
-    pub max_bytes_for_level_base: u64,
+    /// Target size of the level level 0 compacts into, in bytes (default:
+    /// the engine's, write_buffer_size times the level-0 trigger; db_bench's
+    /// is 256 MiB).
+    #[arg(long)]
+    pub max_bytes_for_level_base: Option<u64>,
     /// Each level's target over the one above.
     #[arg(long, default_value_t = 10.0)]
     pub max_bytes_for_level_multiplier: f64,
     /// Level targets computed from the bottom.
     #[arg(long, default_value = "true", value_parser = super::bench::parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub level_compaction_dynamic_level_bytes: bool,
-    /// Compaction output file size on level 1, in bytes.
-    #[arg(long, default_value_t = 64 << 20)]
-    pub target_file_size_base: u64,
+    /// Compaction output file size on level 1, in bytes (default: the
+    /// engine's, write_buffer_size; db_bench's is 64 MiB).
+    #[arg(long)]
+    pub target_file_size_base: Option<u64>,
     /// Each level's file size over the one above.
     #[arg(long, default_value_t = 1)]
     pub target_file_size_multiplier: u32,
@@ -55,14 +62,18 @@ impl CompactionArgs {
             .set_level_zero_file_num_compaction_trigger(self.level0_file_num_compaction_trigger)
             .set_level_zero_slowdown_writes_trigger(self.level0_slowdown_writes_trigger)
             .set_level_zero_stop_writes_trigger(self.level0_stop_writes_trigger)
-            .set_max_bytes_for_level_base(self.max_bytes_for_level_base)
             .set_max_bytes_for_level_multiplier(self.max_bytes_for_level_multiplier)
             .set_level_compaction_dynamic_level_bytes(self.level_compaction_dynamic_level_bytes)
-            .set_target_file_size_base(self.target_file_size_base)
             .set_target_file_size_multiplier(self.target_file_size_multiplier)
             .set_soft_pending_compaction_bytes_limit(self.soft_pending_compaction_bytes_limit)
             .set_hard_pending_compaction_bytes_limit(self.hard_pending_compaction_bytes_limit)
             .set_delayed_write_rate(self.delayed_write_rate);
+        if let Some(bytes) = self.max_bytes_for_level_base {
+            o.set_max_bytes_for_level_base(bytes);
+        }
+        if let Some(bytes) = self.target_file_size_base {
+            o.set_target_file_size_base(bytes);
+        }
     }
 }
 

@@ -45,7 +45,7 @@ pub(crate) struct LevelShape {
 /// straight into the last level, and levels open upward as it grows.
 pub(crate) fn level_shape(level_bytes: &[u64; NUM_LEVELS], opts: &Options) -> LevelShape {
     let multiplier = opts.max_bytes_for_level_multiplier;
-    let base_bytes = opts.max_bytes_for_level_base;
+    let base_bytes = opts.level_base_bytes();
     let mut target_bytes = [0u64; NUM_LEVELS];
     if !opts.level_compaction_dynamic_level_bytes {
         let mut target = base_bytes as f64;

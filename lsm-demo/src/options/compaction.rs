@@ -8,9 +8,7 @@ use super::Options;
 pub(super) struct CompactionDefaults;
 
 impl CompactionDefaults {
-    pub(super) const MAX_BYTES_FOR_LEVEL_BASE: u64 = 256 << 20;
     pub(super) const MAX_BYTES_FOR_LEVEL_MULTIPLIER: f64 = 10.0;
-    pub(super) const TARGET_FILE_SIZE_BASE: u64 = 64 << 20;
     pub(super) const TARGET_FILE_SIZE_MULTIPLIER: u32 = 1;
     pub(super) const LEVEL0_FILE_NUM_COMPACTION_TRIGGER: usize = 4;
     pub(super) const LEVEL0_SLOWDOWN_WRITES_TRIGGER: usize = 20;
@@ -96,6 +94,10 @@ impl Options {
     /// Size at which a compaction starts a new file on level 1; level `n`
     /// files are `multiplier^(n-1)` times larger (see
     /// [`set_target_file_size_multiplier`](Self::set_target_file_size_multiplier)).
+    /// Default: `write_buffer_size` (64 MiB with the default memtables,
+    /// RocksDB's default), so that a level holds many files and a
+    /// compaction out of it rewrites a slice of the level below, not all of
+    /// it.
     ///
     /// # Examples
     ///
@@ -121,7 +123,7 @@ impl Options {
     /// assert!(db.stats().level_files[1..].iter().sum::<usize>() >= 3);
     /// ```
     pub fn set_target_file_size_base(&mut self, bytes: u64) -> &mut Self {
-        self.target_file_size = bytes;
+        self.target_file_size = Some(bytes);
         self
     }
     /// How much larger each level's files are than the level above's
@@ -143,7 +145,12 @@ impl Options {
         self
     }
     /// The size the level that level 0 compacts into may reach before it
-    /// is compacted into the level below (default 256 MiB).
+    /// is compacted into the level below. Default: what level 0 holds when
+    /// it compacts, `write_buffer_size` times
+    /// `level0_file_num_compaction_trigger` (256 MiB with the default
+    /// memtables, RocksDB's default), as RocksDB's tuning guide advises: a
+    /// base level much larger than level 0 rewrites itself for every
+    /// level-0 compaction, and the write rate falls as the database grows.
     ///
     /// # Examples
     ///
@@ -168,7 +175,7 @@ impl Options {
     /// assert!(levels[1..].iter().filter(|&&n| n > 0).count() >= 2, "{levels:?}");
     /// ```
     pub fn set_max_bytes_for_level_base(&mut self, bytes: u64) -> &mut Self {
-        self.max_bytes_for_level_base = bytes;
+        self.max_bytes_for_level_base = Some(bytes);
         self
     }
     /// How much larger each level's target is than the one above it
@@ -300,19 +307,19 @@ impl Options {
                 self.level0_stop_writes_trigger, self.level0_compaction_trigger
             ));
         }
-        if self.target_file_size < 64 << 10 {
+        if self.target_file_size.is_some_and(|b| b < 64 << 10) {
             return Err(format!(
                 "target_file_size_base {} is below 64 KiB",
-                self.target_file_size
+                self.target_file_size(1)
             ));
         }
         if self.target_file_size_multiplier < 1 {
             return Err("target_file_size_multiplier must be at least 1".into());
         }
-        if self.max_bytes_for_level_base < 64 << 10 {
+        if self.max_bytes_for_level_base.is_some_and(|b| b < 64 << 10) {
             return Err(format!(
                 "max_bytes_for_level_base {} is below 64 KiB",
-                self.max_bytes_for_level_base
+                self.level_base_bytes()
             ));
         }
         let m = self.max_bytes_for_level_multiplier;
@@ -340,10 +347,19 @@ impl Options {
             .min(self.level0_stop_writes_trigger)
     }
 
+    /// The base level's target (see
+    /// [`set_max_bytes_for_level_base`](Self::set_max_bytes_for_level_base)).
+    pub(crate) fn level_base_bytes(&self) -> u64 {
+        self.max_bytes_for_level_base.unwrap_or(
+            (self.write_buffer_size as u64).saturating_mul(self.level0_compaction_trigger as u64),
+        )
+    }
+
     /// Where a compaction into `level` cuts its output files.
     pub(crate) fn target_file_size(&self, level: usize) -> u64 {
         let steps = level.saturating_sub(1) as u32;
         self.target_file_size
+            .unwrap_or(self.write_buffer_size as u64)
             .saturating_mul(u64::from(self.target_file_size_multiplier).saturating_pow(steps))
     }
 }
