@@ -1,5 +1,5 @@
 //! The database: open and recovery, the write path (in `write`), reads,
-//! snapshots, and the background flush and compaction thread.
+//! snapshots; the flush and compaction threads are in `background`.
 //!
 //! # The write path
 //!
@@ -113,7 +113,7 @@ pub(crate) struct Shared {
     /// is off.
     insert_lock: Mutex<()>,
     state: Mutex<State>,
-    /// Signalled when the background thread has work, or finished some.
+    /// Signalled when the background threads have work, or finished some.
     bg_cv: Condvar,
     /// The first background (flush, compaction, log) error; writes fail once set.
     bg_error: Mutex<Option<Error>>,
@@ -133,9 +133,10 @@ pub(crate) struct Shared {
 /// An open database.
 ///
 /// `DB` is `Send + Sync`: share it with `Arc` or scoped threads and call
-/// everything through `&DB`. Dropping it stops the background thread and
-/// closes the files; writes made without the log (`disable_wal`) are flushed
-/// first, so they survive a clean close.
+/// everything through `&DB`. Dropping it stops the background threads (a
+/// compaction under way ends first, none starts) and closes the files;
+/// writes made without the log (`disable_wal`) are flushed first, so they
+/// survive a clean close.
 ///
 /// # Examples
 ///

@@ -3,32 +3,32 @@
 //!
 //! # What it is
 //!
-//! Writers join a [`write_group`] group; the leader assigns sequence numbers,
-//! appends the whole group to the write-ahead log with one write (and one
-//! `fdatasync` when any member asked for `sync`), then the memtable inserts
-//! run serially on the leader or in parallel on each member (woken through
-//! the write group's tree). The group's last sequence becomes visible only
-//! after every insert of the group, so readers never see half a group.
-//! Memtables are the [`inline_skiplist`] crate (default) or the [`vecmem`] crate,
-//! both allocating from the [`arena`] crate. Full memtables are frozen and a
-//! background thread flushes them to sorted table files (blocks with restart
-//! points, an index, a bloom filter, CRC32C per block), recorded in a
-//! manifest that is replaced atomically; level-0 files are compacted into a
-//! sorted level 1.
+//! Writers reserve sequence numbers with one compare-and-swap
+//! ([`ordered_publish`]'s sequencer), post their framed log records to an
+//! ordered queue that whoever finds it free appends with one `write`, and
+//! insert into the memtable side by side; a write returns once every
+//! earlier one is visible, so readers never see half a batch. `sync`
+//! writers share one `fdatasync` through a [`write_group`] group.
+//! Memtables are the [`inline_skiplist`] crate (default) or the [`vecmem`]
+//! crate, both allocating from the [`arena`] crate. Full memtables are
+//! frozen and a flush thread writes them to sorted table files (blocks with
+//! restart points, an index, a bloom filter, CRC32C per block), recorded in
+//! a manifest that is replaced atomically; compaction threads merge them
+//! down seven levels, as RocksDB's leveled compaction does.
 //!
 //! # When to use it
 //!
 //! As a demonstration and a benchmark of the primitives on a real write
 //! path, and as a small embedded store: acknowledged `sync` writes survive
 //! power loss, recovery never panics on damaged files. For production data
-//! with range deletes, column families, compression, many levels and years
+//! with range deletes, column families, compression and years
 //! of hardening, use RocksDB (the `rocksdb` crate), or fjall in pure Rust.
 //!
 //! | | lsm-demo | rocksdb crate | fjall | sled |
 //! |---|---|---|---|---|
 //! | group commit | yes, futex tree wake-up | yes | no (fjall #96) | n/a |
 //! | concurrent memtable inserts | skiplist and vector | skiplist | no | n/a |
-//! | levels | 2 | many | many | n/a (B-tree) |
+//! | leveled compaction | 7 levels, dynamic targets | yes | yes | n/a (B-tree) |
 //! | pure Rust | yes | no (C++) | yes | yes |
 //!
 //! # Example

@@ -1,4 +1,4 @@
-//! What readers and the background thread see of the database: the
+//! What readers and the background threads see of the database: the
 //! memtables and table files as of one moment ([`Version`]), and making and
 //! opening the table files in it.
 
@@ -392,7 +392,8 @@ fn write_table(
     let mut written: u64 = 0;
     let mut last_user_key: Vec<u8> = Vec::new();
     while source.valid() {
-        // Split only between user keys: level-1 files must not share one.
+        // Split only between user keys: the files of a sorted level must
+        // not share one.
         if max_size.is_some_and(|m| written >= m) && user_key(source.key()) != &last_user_key[..] {
             break;
         }

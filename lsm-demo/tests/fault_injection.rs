@@ -85,6 +85,11 @@ fn options(kind: MemtableKind) -> Options {
         .set_level_zero_file_num_compaction_trigger(2)
         .set_level_zero_stop_writes_trigger(8)
         .set_target_file_size_base(64 << 10)
+        // Several levels within a few hundred kilobytes, and two
+        // compaction threads: faults and crashes meet compactions into
+        // every level, side by side.
+        .set_max_bytes_for_level_multiplier(4.0)
+        .set_max_background_jobs(3)
         .set_block_size(1024);
     o
 }

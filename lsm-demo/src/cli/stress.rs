@@ -256,7 +256,11 @@ pub(crate) fn options(memtablerep: &str, write_buffer_size: usize) -> Result<Opt
     // meets several logs that are still needed.
     o.set_max_write_buffer_number(4);
     o.set_level_zero_file_num_compaction_trigger(3);
-    o.set_target_file_size_base(1 << 20);
+    // Small levels of memtable-sized files and two compaction threads: a
+    // few megabytes spread over several levels, and crashes land while
+    // compactions run side by side.
+    o.set_max_bytes_for_level_multiplier(4.0);
+    o.set_max_background_jobs(3);
     o.set_memtable_kind(match memtablerep {
         "skip_list" => MemtableKind::SkipList,
         "vector" => MemtableKind::Vector,

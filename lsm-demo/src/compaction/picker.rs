@@ -40,9 +40,9 @@ pub(crate) struct LevelShape {
 /// its target `max_bytes_for_level_base`, each level below `multiplier`
 /// times larger. Dynamic: the last level's target is the largest level's
 /// size, each level above `multiplier` times smaller, and the base is the
-/// first level whose target is at most `max_bytes_for_level_base` (but at
-/// least that over `multiplier`). A small database compacts level 0
-/// straight into the last level, and levels open upward as it grows.
+/// first level whose target is at most `max_bytes_for_level_base`; no
+/// target is below that size. A small database compacts level 0 straight
+/// into the last level, and levels open upward as it grows.
 pub(crate) fn level_shape(level_bytes: &[u64; NUM_LEVELS], opts: &Options) -> LevelShape {
     let multiplier = opts.max_bytes_for_level_multiplier;
     let base_bytes = opts.level_base_bytes();
@@ -72,11 +72,12 @@ pub(crate) fn level_shape(level_bytes: &[u64; NUM_LEVELS], opts: &Options) -> Le
         base_level -= 1;
         size /= multiplier;
     }
-    // A base level never targets less than a multiplier below the base
-    // size, so a young database does not compact on every flush.
-    let mut target = size.clamp(base_bytes as f64 / multiplier, base_bytes as f64);
+    // No level targets less than the base size, as in RocksDB: a young
+    // database does not compact on every flush, and the levels just below
+    // the base fan out less than the multiplier.
+    let mut target = size;
     for t in &mut target_bytes[base_level..] {
-        *t = target.max(1.0).min(u64::MAX as f64) as u64;
+        *t = target.max(base_bytes as f64).min(u64::MAX as f64) as u64;
         target *= multiplier;
     }
     LevelShape {
@@ -357,22 +358,23 @@ mod tests {
     fn an_empty_tree_compacts_level_0_into_the_last_level() {
         let shape = level_shape(&[0; NUM_LEVELS], &opts());
         assert_eq!(shape.base_level, LAST_LEVEL);
-        assert_eq!(shape.target_bytes[LAST_LEVEL], 100);
+        assert_eq!(shape.target_bytes[LAST_LEVEL], 1000);
     }
 
     #[test]
     fn levels_open_upward_as_the_last_level_grows() {
         // 50 000 on the last level: level 5 would target 5 000, level 4
-        // 500, at or below the base size, so level 4 is the base.
+        // 500, at or below the base size, so level 4 is the base (and
+        // targets the base size).
         let shape = level_shape(&bytes(&[(6, 50_000)]), &opts());
         assert_eq!(shape.base_level, 4);
-        assert_eq!(shape.target_bytes[4], 500);
+        assert_eq!(shape.target_bytes[4], 1_000);
         assert_eq!(shape.target_bytes[5], 5_000);
         assert_eq!(shape.target_bytes[6], 50_000);
         assert_eq!(shape.target_bytes[3], 0);
         // Just above the base size on the last level: one level opens.
         let shape = level_shape(&bytes(&[(6, 1_500)]), &opts());
-        assert_eq!((shape.base_level, shape.target_bytes[5]), (5, 150));
+        assert_eq!((shape.base_level, shape.target_bytes[5]), (5, 1_000));
         // The largest level sets the shape even before the last level fills.
         let shape = level_shape(&bytes(&[(5, 20_000), (6, 100)]), &opts());
         assert_eq!(shape.base_level, 4);

@@ -340,9 +340,8 @@ impl Shared {
         self.sync_nanos.store(average, Ordering::Relaxed);
     }
 
-    /// Makes sure the mutable memtable has room, switching it when full and
-    /// waiting (a stall) while too many frozen memtables or level-0 files
-    /// wait for the background thread.
+    /// Makes sure the mutable memtable has room, switching it when full,
+    /// slowed down or stopped while compaction or flushes fall behind.
     fn make_room_for_write(&self, no_slowdown: bool) -> Result<()> {
         loop {
             // Relaxed: a hint writers set; what follows re-checks.
