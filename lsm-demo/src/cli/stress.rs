@@ -256,10 +256,12 @@ pub(crate) fn options(memtablerep: &str, write_buffer_size: usize) -> Result<Opt
     // meets several logs that are still needed.
     o.set_max_write_buffer_number(4);
     o.set_level_zero_file_num_compaction_trigger(3);
-    // Small levels of memtable-sized files and two compaction threads: a
-    // few megabytes spread over several levels, and crashes land while
-    // compactions run side by side.
+    // Small levels of small files and two compaction threads: a megabyte
+    // spreads over several levels, and crashes land while compactions run
+    // side by side.
+    o.set_max_bytes_for_level_base(write_buffer_size as u64);
     o.set_max_bytes_for_level_multiplier(4.0);
+    o.set_target_file_size_base((write_buffer_size as u64 / 4).max(64 << 10));
     o.set_max_background_jobs(3);
     o.set_memtable_kind(match memtablerep {
         "skip_list" => MemtableKind::SkipList,
