@@ -54,4 +54,5 @@ done
 # fault tests add nothing under TSan and take long).
 tsan lsm-demo --test engine -- concurrent_sync_writers parallel_and_serial logged_and_unlogged
 tsan lsm-demo --test fault_injection -- synced_writes_survive random_faults_with_concurrent a_flush_backlog
+tsan lsm-demo --test leveled -- compactions_run_beside snapshot_keeps
 echo "=== tsan: all clean"
