@@ -8,11 +8,14 @@
 //!        and a closed sequencer; stall while flushes fall behind)
 //!     ─► reserve sequence numbers ─► post the framed record to the log
 //!        queue (a skip without the log); one writer at a time drains it
-//!     ─► with `sync`: WriteGroup::write_in_place, the leader fdatasyncs
-//!        once for the group
 //!     ─► insert beside everyone else ─► finish the range
 //!     ─► wait until the sequencer's published position passes the write
 //!        (every earlier write is in too)
+//!
+//! sync put ─► make_room_for_write ─► WriteGroup::write_in_place: the
+//!        leader reserves the group's numbers, posts one record for the
+//!        group and drains the queue, fdatasyncs once, inserts every
+//!        member's batch and finishes the group's range
 //! ```
 //!
 //! Sequence numbers come from an [`ordered_publish::Sequencer`]: one
