@@ -11,9 +11,10 @@ import statistics
 import sys
 from collections import defaultdict
 
+from svgchart import line_chart
+
 COLOURS = {"lsm-demo": "#1f77b4", "rocksdb": "#d62728"}
-DASHES = {"defaults": "", "same": ' stroke-dasharray="6 4"', "small-base": ' stroke-dasharray="2 3"'}
-W, H, PAD = 680, 420, 60
+DASHES = {"defaults": "", "same": "6 4", "small-base": "2 3"}
 
 
 def load(path):
@@ -65,38 +66,14 @@ def tables(ops, wamp, runs):
 def svg(ops, path):
     fills = {(c, e, k): v for (c, e, k, b), v in ops.items() if b == "fillrandom"}
     sizes = sorted({k for (_, _, k) in fills})
-    top = max(fills.values()) * 1.1
-    x = lambda i: PAD + i * (W - 2 * PAD) / max(1, len(sizes) - 1)
-    y = lambda v: H - PAD - v / top * (H - 2 * PAD)
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
-        f'<rect width="{W}" height="{H}" fill="white"/>',
-        f'<line x1="{PAD}" y1="{H - PAD}" x2="{W - PAD}" y2="{H - PAD}" stroke="black"/>',
-        f'<line x1="{PAD}" y1="{PAD}" x2="{PAD}" y2="{H - PAD}" stroke="black"/>',
-        f'<text x="{W / 2}" y="{H - 15}" text-anchor="middle">keys written by fillrandom (16-byte keys, 100-byte values, 4 MiB memtables)</text>',
-        f'<text x="15" y="{H / 2}" transform="rotate(-90 15 {H / 2})" text-anchor="middle">ops/s</text>',
-    ]
-    for i, k in enumerate(sizes):
-        parts.append(f'<text x="{x(i)}" y="{H - PAD + 18}" text-anchor="middle">{k / 1e6:g} M</text>')
-    for t in range(5):
-        v = top * t / 4
-        parts.append(f'<text x="{PAD - 6}" y="{y(v) + 4}" text-anchor="end">{v / 1e3:.0f}k</text>')
-    legend = 0
+    lines = []
     for c in sorted({c for (c, _, _) in fills}):
         for e in ("lsm-demo", "rocksdb"):
-            line = [(i, fills[(c, e, k)]) for i, k in enumerate(sizes) if (c, e, k) in fills]
-            if not line:
-                continue
-            colour, dash = COLOURS.get(e, "black"), DASHES.get(c, "")
-            coords = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in line)
-            parts.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
-            ly = PAD + 16 * legend
-            parts.append(f'<line x1="{W - PAD - 170}" y1="{ly}" x2="{W - PAD - 145}" y2="{ly}" stroke="{colour}" stroke-width="2"{dash}/>')
-            parts.append(f'<text x="{W - PAD - 140}" y="{ly + 4}">{e}, {c}</text>')
-            legend += 1
-    parts.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(parts) + "\n")
+            pts = [(i, fills[(c, e, k)]) for i, k in enumerate(sizes) if (c, e, k) in fills]
+            if pts:
+                lines.append((f"{e}, {c}", COLOURS.get(e, "black"), DASHES.get(c, ""), pts))
+    xlabel = "keys written by fillrandom (16-byte keys, 100-byte values, 4 MiB memtables)"
+    line_chart(path, [f"{k / 1e6:g} M" for k in sizes], lines, xlabel, lambda v: f"{v / 1e3:.0f}k")
 
 
 def main():

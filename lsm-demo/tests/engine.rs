@@ -1,6 +1,8 @@
 //! The engine against a model, across reopen, flush and compaction, and with
 //! many writers.
 
+mod common;
+use common::{scan, scan_reverse};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -18,27 +20,6 @@ fn small_opts(kind: MemtableKind) -> Options {
     o.set_level_zero_file_num_compaction_trigger(2);
     o.set_target_file_size_base(64 << 10);
     o
-}
-
-fn scan(db: &DB) -> Vec<(Vec<u8>, Vec<u8>)> {
-    db.iterator(IteratorMode::Start)
-        .map(|kv| {
-            let (k, v) = kv.expect("iteration");
-            (k.into_vec(), v.into_vec())
-        })
-        .collect()
-}
-
-fn scan_reverse(db: &DB) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut v: Vec<_> = db
-        .iterator(IteratorMode::End)
-        .map(|kv| {
-            let (k, v) = kv.expect("iteration");
-            (k.into_vec(), v.into_vec())
-        })
-        .collect();
-    v.reverse();
-    v
 }
 
 fn model_pairs(m: &BTreeMap<Vec<u8>, Vec<u8>>) -> Vec<(Vec<u8>, Vec<u8>)> {

@@ -3,6 +3,8 @@
 //! snapshots, deletes that must stay deleted, several compactions at once,
 //! and reopening (the manifest's level checks run on every open).
 
+mod common;
+use common::{scan, scan_reverse};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -28,27 +30,6 @@ fn options(jobs: usize) -> Options {
 fn key(i: u32) -> Vec<u8> {
     // Spread over the key space, so that every compaction overlaps.
     format!("key{:08}", i.wrapping_mul(2_654_435_761) % 1_000_000).into_bytes()
-}
-
-fn scan(db: &DB) -> Vec<(Vec<u8>, Vec<u8>)> {
-    db.iterator(IteratorMode::Start)
-        .map(|kv| {
-            let (k, v) = kv.expect("iteration");
-            (k.into_vec(), v.into_vec())
-        })
-        .collect()
-}
-
-fn scan_reverse(db: &DB) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut all: Vec<_> = db
-        .iterator(IteratorMode::End)
-        .map(|kv| {
-            let (k, v) = kv.expect("iteration");
-            (k.into_vec(), v.into_vec())
-        })
-        .collect();
-    all.reverse();
-    all
 }
 
 fn check(db: &DB, model: &Model) {

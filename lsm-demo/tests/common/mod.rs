@@ -1,5 +1,8 @@
 //! Helpers shared by the integration tests.
 
+// Each test file uses some of them.
+#![allow(dead_code)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -147,4 +150,27 @@ pub fn restore_into(fs: &FaultInjectionFs, files: &Snapshot) {
         f.sync().unwrap();
         fs.sync_dir(path.parent().unwrap()).unwrap();
     }
+}
+
+/// Every `(key, value)` of `db`, read forward.
+pub fn scan(db: &lsm_demo::DB) -> Vec<(Vec<u8>, Vec<u8>)> {
+    db.iterator(lsm_demo::IteratorMode::Start)
+        .map(|kv| {
+            let (k, v) = kv.expect("iteration");
+            (k.into_vec(), v.into_vec())
+        })
+        .collect()
+}
+
+/// Every `(key, value)` of `db`, read backward, in key order.
+pub fn scan_reverse(db: &lsm_demo::DB) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut all: Vec<_> = db
+        .iterator(lsm_demo::IteratorMode::End)
+        .map(|kv| {
+            let (k, v) = kv.expect("iteration");
+            (k.into_vec(), v.into_vec())
+        })
+        .collect();
+    all.reverse();
+    all
 }
