@@ -337,8 +337,8 @@ impl Shared {
         if pick.trivial_move {
             return self.install_move(pick, &inputs, started);
         }
-        // No older version of a key can lie in the inputs' levels below
-        // the output but in these files.
+        // Below the output level, an older version of a key can lie only
+        // in these files (see `LevelsBelow`).
         let below = LevelsBelow(version.levels[pick.output_level + 1..].to_vec());
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         for t in &inputs {
