@@ -317,9 +317,25 @@ fn barging_writers_lose_nothing_and_keep_order() {
         barge_spins: 1 << 12,
         ..Options::default()
     };
-    let stats = hammer(barging.clone(), 1500, 101);
-    eprintln!("{stats:?} mean group {:.2}", stats.mean_group_size());
-    assert!(stats.barges > 0, "writers barged in: {stats:?}");
+    // Whether a writer meets a running group depends on the scheduler: on
+    // a loaded machine writers can run one at a time and always find the
+    // queue idle (CI saw 47,591 groups for 48,000 writes and no barge).
+    // Every run checks the invariants; some run must have barged.
+    let mut runs = Vec::new();
+    for _ in 0..10 {
+        let stats = hammer(barging.clone(), 1500, 101);
+        eprintln!("{stats:?} mean group {:.2}", stats.mean_group_size());
+        let barged = stats.barges > 0;
+        runs.push(stats);
+        if barged {
+            break;
+        }
+    }
+    assert!(
+        runs.iter().any(|s| s.barges > 0),
+        "writers barged in, in one of {} runs: {runs:?}",
+        runs.len()
+    );
     let queueing = Options {
         barge_spins: 0,
         ..barging
