@@ -41,7 +41,8 @@ fi
 rocks=${DB_BENCH:-$(command -v db_bench || true)}
 [ -n "$rocks" ] || { echo "db_bench not found (apt-get install rocksdb-tools)" >&2; exit 3; }
 
-common="--write_buffer_size=4194304 --key_size=16 --value_size=100 --threads=1 --seed=1"
+key_size=16 value_size=100
+common="--write_buffer_size=4194304 --key_size=$key_size --value_size=$value_size --threads=1 --seed=1"
 flags() {
   case $1 in
     defaults) echo "" ;;
@@ -63,11 +64,11 @@ parse_ours() { # round config keys < output
     END { for (i=1;i<=n;i++) { nm=order[i]; print r","c",lsm-demo,"k","nm","ops[nm]","(nm=="fillrandom"?w:"") } }'
 }
 parse_rocks() {
-  awk -v r="$1" -v c="$2" -v k="$3" '
+  awk -v r="$1" -v c="$2" -v k="$3" -v kv=$((key_size + value_size)) '
     /^(fillrandom|overwrite|readrandom) / { name=$1; ops[name]=$5; order[++n]=name }
     /^Cumulative compaction:/ && !cw { cw=$3 }
     /^Cumulative WAL:/ && !wal { for (i=1;i<=NF;i++) if ($i=="written:") wal=$(i+1) }
-    END { user=k*(16+100)/1073741824; w=(user>0&&cw!="")?sprintf("%.2f",(cw+wal)/user):"";
+    END { user=k*kv/1073741824; w=(user>0&&cw!="")?sprintf("%.2f",(cw+wal)/user):"";
           for (i=1;i<=n;i++) { nm=order[i]; print r","c",rocksdb,"k","nm","ops[nm]","(nm=="fillrandom"?w:"") } }'
 }
 

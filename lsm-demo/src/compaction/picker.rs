@@ -132,6 +132,14 @@ impl Pick {
 /// sorted by smallest key.
 pub(crate) type Levels<'a> = [Vec<&'a FileMeta>; NUM_LEVELS];
 
+/// Every file the compactions `running` read.
+pub(crate) fn busy_files(running: &[Running]) -> HashSet<u64> {
+    running
+        .iter()
+        .flat_map(|r| r.files.iter().copied())
+        .collect()
+}
+
 /// Each level's score, highest first, for the levels that may compact.
 pub(crate) fn scores(
     levels: &Levels<'_>,
@@ -170,10 +178,7 @@ pub(crate) fn pick(
     opts: &Options,
     running: &[Running],
 ) -> Option<Pick> {
-    let busy: HashSet<u64> = running
-        .iter()
-        .flat_map(|r| r.files.iter().copied())
-        .collect();
+    let busy = busy_files(running);
     for (level, score) in scores(levels, shape, opts, &busy) {
         if score < 1.0 {
             break;

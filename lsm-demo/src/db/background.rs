@@ -42,26 +42,31 @@ pub(super) struct Background {
 
 impl Background {
     pub(super) fn new(version: &Version, opts: &Options) -> Background {
-        let mut bg = Background {
+        let (shape, pending_compaction_bytes) = shape_of(version, opts);
+        Background {
             running_jobs: 0,
             compactions: Vec::new(),
-            shape: picker::level_shape(&version.level_bytes(), opts),
-            pending_compaction_bytes: 0,
+            shape,
+            pending_compaction_bytes,
             level_stats: Default::default(),
             stalls: WriteStallStats::default(),
             last_switch: Instant::now(),
-        };
-        bg.refresh(version, opts);
-        bg
+        }
     }
 
     /// Recomputes what depends on the version's tables.
     fn refresh(&mut self, version: &Version, opts: &Options) {
-        let bytes = version.level_bytes();
-        self.shape = picker::level_shape(&bytes, opts);
-        self.pending_compaction_bytes =
-            picker::pending_compaction_bytes(&bytes, version.levels[0].len(), &self.shape, opts);
+        (self.shape, self.pending_compaction_bytes) = shape_of(version, opts);
     }
+}
+
+/// The level targets of `version`'s tables, and the compaction bytes they
+/// leave pending.
+fn shape_of(version: &Version, opts: &Options) -> (LevelShape, u64) {
+    let bytes = version.level_bytes();
+    let shape = picker::level_shape(&bytes, opts);
+    let pending = picker::pending_compaction_bytes(&bytes, version.levels[0].len(), &shape, opts);
+    (shape, pending)
 }
 
 /// The version's tables as the picker sees them.
@@ -184,26 +189,21 @@ impl Shared {
             let pick = if self.has_bg_error.load(Ordering::Acquire) {
                 None
             } else {
-                picker::pick(
-                    &levels_of(&st.version),
-                    &st.bg.shape,
-                    &self.opts,
-                    &st.bg.compactions,
-                )
+                self.pick_compaction(&st)
             };
             let Some(pick) = pick else {
                 st = self.bg_cv.wait(st).expect("state");
                 continue;
             };
             let version = st.version.clone();
-            st.bg.compactions.push(pick.running());
+            let running = pick.running();
+            st.bg.compactions.push(running.clone());
             st.bg.running_jobs += 1;
             drop(st);
             let result = self.run_compaction(&pick, &version);
             drop(version);
             st = self.state.lock().expect("state");
             st.bg.running_jobs -= 1;
-            let running = pick.running();
             st.bg.compactions.retain(|r| r.files != running.files);
             if let Err(e) = result {
                 self.record_bg_error(e);
@@ -212,17 +212,19 @@ impl Shared {
         }
     }
 
+    /// The compaction to run next, as `st` stands.
+    fn pick_compaction(&self, st: &State) -> Option<Pick> {
+        picker::pick(
+            &levels_of(&st.version),
+            &st.bg.shape,
+            &self.opts,
+            &st.bg.compactions,
+        )
+    }
+
     /// Whether a flush or compaction is under way or due.
     fn background_work_left(&self, st: &State) -> bool {
-        st.bg.running_jobs > 0
-            || !st.version.imm.is_empty()
-            || picker::pick(
-                &levels_of(&st.version),
-                &st.bg.shape,
-                &self.opts,
-                &st.bg.compactions,
-            )
-            .is_some()
+        st.bg.running_jobs > 0 || !st.version.imm.is_empty() || self.pick_compaction(st).is_some()
     }
 
     /// Waits until no flush or compaction is under way or due.
@@ -479,12 +481,7 @@ impl Shared {
     /// Each level's size, target, score and counters.
     pub(super) fn level_stats(&self, st: &State) -> [LevelStats; NUM_LEVELS] {
         let levels = levels_of(&st.version);
-        let busy = st
-            .bg
-            .compactions
-            .iter()
-            .flat_map(|r| r.files.iter().copied())
-            .collect();
+        let busy = picker::busy_files(&st.bg.compactions);
         let scores = picker::scores(&levels, &st.bg.shape, &self.opts, &busy);
         std::array::from_fn(|l| {
             let mut s = st.bg.level_stats[l];

@@ -9,10 +9,13 @@
 //!          without the log); whoever finds the drain free writes every
 //!          posted record, in sequence order, with one append; the others
 //!          wait for it and try again if their record was not in its pass
-//!       ─► wait until the log holds it; with `sync`, join the write group,
-//!          whose leader syncs everything written once for the group
+//!       ─► wait until the log holds it
 //!       ─► insert into the memtable, beside everyone else
 //!       ─► finish the range; wait until every earlier range is finished
+//!
+//! sync write ─► make_room_for_write ─► join the write group: its leader
+//!       reserves the group's numbers, posts and drains one record for the
+//!       group, syncs once and inserts every member's batch
 //! ```
 //!
 //! Log order is sequence order (recovery stops at a gap), because records
@@ -79,7 +82,7 @@ enum Room {
     Stall,
     /// It is full and compaction is behind: switch no earlier than this,
     /// so that memtables fill at the delayed write rate (a slowdown).
-    Slowdown(std::time::Instant),
+    Slowdown(Instant),
 }
 
 /// A sync writer's request to the write group: its batch, which the
@@ -125,11 +128,7 @@ impl write_group::Commit<SyncItem> for Shared {
         members: &mut write_group::GroupMembers<'_, SyncItem>,
     ) -> Result<write_group::Lead<Range<u64>>> {
         let total: u64 = members.iter().map(|m| m.batch.len() as u64).sum();
-        let range = self.seq.reserve(total);
-        if range.end - 1 > MAX_SEQUENCE {
-            self.seq.finish(range);
-            return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
-        }
+        let range = self.reserve(total)?;
         let header = group_header(range.start, total as u32);
         let parts: Vec<&[u8]> = std::iter::once(&header[..])
             .chain(members.iter().map(|m| m.batch.records()))
@@ -188,11 +187,7 @@ impl Shared {
             return self.write_synced(batch);
         }
         let count = batch.len() as u64;
-        let range = self.seq.reserve(count);
-        if range.end - 1 > MAX_SEQUENCE {
-            self.seq.finish(range);
-            return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
-        }
+        let range = self.reserve(count)?;
         if wo.disable_wal {
             // Nothing to write, but the range must pass through the queue.
             self.log_queue.post_skip(range.clone());
@@ -210,13 +205,9 @@ impl Shared {
             // wait).
             self.written.wait_published(range.end);
         }
-        // Acquire: pairs with the failing drainer's store.
-        if self.log_failed_from.load(Ordering::Acquire) <= range.start {
+        if let Err(e) = self.check_logged(range.start) {
             self.seq.finish(range);
-            // The error that failed the log, as the writers it failed see
-            // it (later writers get it wrapped as a background error).
-            let cause = self.bg_error.lock().expect("bg error").clone();
-            return Err(cause.unwrap_or_else(|| self.background_error()));
+            return Err(e);
         }
         // Acquire: pairs with the Release store in `install_new_log`.
         let mem = self.current_mem.load(Ordering::Acquire);
@@ -248,6 +239,29 @@ impl Shared {
         Ok(())
     }
 
+    /// Reserves `count` sequence numbers; refuses (reserving nothing) once
+    /// they are exhausted.
+    fn reserve(&self, count: u64) -> Result<Range<u64>> {
+        let range = self.seq.reserve(count);
+        if range.end - 1 > MAX_SEQUENCE {
+            self.seq.finish(range);
+            return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
+        }
+        Ok(range)
+    }
+
+    /// Fails if the append of the record starting at `start` failed, with
+    /// the error that failed the log, as the writers it failed see it
+    /// (later writers get it wrapped as a background error).
+    fn check_logged(&self, start: u64) -> Result<()> {
+        // Acquire: pairs with the failing drainer's store.
+        if self.log_failed_from.load(Ordering::Acquire) <= start {
+            let cause = self.bg_error.lock().expect("bg error").clone();
+            return Err(cause.unwrap_or_else(|| self.background_error()));
+        }
+        Ok(())
+    }
+
     /// A `sync` write: through the write group, whose leader numbers, logs,
     /// syncs and inserts the group's batches together (see
     /// `Commit::lead`); returns once the batch is visible.
@@ -274,13 +288,7 @@ impl Shared {
     /// Syncs the log for a group whose record starts at `start`, once its
     /// append has been handled: fails if the append failed, or the sync.
     fn sync_log(&self, start: u64) -> Result<()> {
-        // Acquire: pairs with the failing drainer's store.
-        if self.log_failed_from.load(Ordering::Acquire) <= start {
-            // The error that failed the log, as the writers it failed see
-            // it (later writers get it wrapped as a background error).
-            let cause = self.bg_error.lock().expect("bg error").clone();
-            return Err(cause.unwrap_or_else(|| self.background_error()));
-        }
+        self.check_logged(start)?;
         let target = self.written.published();
         // Acquire: a sync by another group that covered us is complete.
         if self.durable.load(Ordering::Acquire) >= target {
@@ -441,14 +449,14 @@ impl Shared {
                     // the background threads catch up. Writes past this
                     // point hold sequence ranges, so they are let finish.
                     self.bg_cv.notify_all();
-                    let waited = std::time::Instant::now();
+                    let waited = Instant::now();
                     let mut st = self.bg_cv.wait(st).expect("state");
                     st.bg.stalls.stops += 1;
                     st.bg.stalls.stop_micros += waited.elapsed().as_micros() as u64;
                     continue;
                 }
                 Room::Slowdown(due) => {
-                    let waited = std::time::Instant::now();
+                    let waited = Instant::now();
                     let pause = due.saturating_duration_since(waited);
                     let mut st = self.bg_cv.wait_timeout(st, pause).expect("state").0;
                     st.bg.stalls.slowdowns += 1;
@@ -492,11 +500,10 @@ impl Shared {
         }
         if slowdown {
             // One memtable per write_buffer_size / delayed_write_rate.
-            let pause = std::time::Duration::from_secs_f64(
-                o.write_buffer_size as f64 / o.delayed_write_rate as f64,
-            );
+            let pause =
+                Duration::from_secs_f64(o.write_buffer_size as f64 / o.delayed_write_rate as f64);
             let due = st.bg.last_switch + pause;
-            if std::time::Instant::now() < due {
+            if Instant::now() < due {
                 return Ok(Room::Slowdown(due));
             }
         }
@@ -627,7 +634,7 @@ impl Shared {
             v.imm.insert(0, old);
             v.mem = mem;
         }));
-        st.bg.last_switch = std::time::Instant::now();
+        st.bg.last_switch = Instant::now();
         self.bg_cv.notify_all();
         Ok(())
     }
