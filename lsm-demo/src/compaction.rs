@@ -1,5 +1,5 @@
 //! Leveled compaction: which files to merge next ([`picker`]) and what the
-//! merge keeps ([`filter`]).
+//! merge keeps ([`iterator`]).
 //!
 //! The tree has level 0, whose files are flushed memtables that may overlap,
 //! and levels 1 to 6, each a sorted run of disjoint files. Every level below
@@ -10,7 +10,7 @@
 //! written per byte of user data grow with the number of levels, the
 //! logarithm of the database's size, not with the size itself.
 
-pub(crate) mod filter;
+pub(crate) mod iterator;
 pub(crate) mod picker;
 
-pub(crate) use filter::{CompactionFilter, LevelsBelow};
+pub(crate) use iterator::{CompactionIterator, LevelsBelow};

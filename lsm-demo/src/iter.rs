@@ -25,6 +25,42 @@ pub(crate) trait InternalIterator: Send {
     fn status(&self) -> Result<()>;
 }
 
+/// A forward-only sorted stream of `(internal key, value)` pairs, already
+/// positioned at its first entry: what a table is built from. A
+/// compaction's [`CompactionIterator`], which can only go forward, is one;
+/// any [`InternalIterator`] is one through [`Forward`].
+///
+/// [`CompactionIterator`]: crate::compaction::CompactionIterator
+pub(crate) trait EntrySource {
+    fn valid(&self) -> bool;
+    fn next(&mut self);
+    fn key(&self) -> &[u8];
+    fn value(&self) -> &[u8];
+    /// The first error met, if any.
+    fn status(&self) -> Result<()>;
+}
+
+/// An [`InternalIterator`] read forward from where it stands.
+pub(crate) struct Forward<'a, I: ?Sized>(pub(crate) &'a mut I);
+
+impl<I: InternalIterator + ?Sized> EntrySource for Forward<'_, I> {
+    fn valid(&self) -> bool {
+        self.0.valid()
+    }
+    fn next(&mut self) {
+        self.0.next();
+    }
+    fn key(&self) -> &[u8] {
+        self.0.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.0.value()
+    }
+    fn status(&self) -> Result<()> {
+        self.0.status()
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Direction {
     Forward,

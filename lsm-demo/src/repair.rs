@@ -35,12 +35,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::compaction::{CompactionFilter, LevelsBelow};
+use crate::compaction::{CompactionIterator, LevelsBelow};
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::filename::{log_path, table_path};
 use crate::info_log::{InfoLog, info};
-use crate::iter::{InternalIterator, MergingIterator};
+use crate::iter::{EntrySource, Forward, InternalIterator, MergingIterator};
 use crate::key::{MAX_SEQUENCE, parse_internal_key};
 use crate::manifest::{MANIFEST_FILE, Manifest, read_manifest, write_manifest};
 use crate::memtable::Memtable;
@@ -446,18 +446,17 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
         .collect();
     let mut merged = MergingIterator::new(children);
     merged.seek_to_first();
-    let mut filtered = CompactionFilter::new(merged, MAX_SEQUENCE, LevelsBelow::default());
+    let mut filtered = CompactionIterator::new(merged, MAX_SEQUENCE, LevelsBelow::default());
     let mut files = Vec::new();
     while filtered.valid() {
         let number = next_file_number;
         next_file_number += 1;
-        let source = Box::new(&mut filtered);
         let Some(mut table) = build_table(
             fs,
             dir,
             opts,
             number,
-            source,
+            &mut filtered,
             Some(opts.target_file_size(1)),
         )?
         else {
@@ -512,7 +511,9 @@ fn flush_memtable(
     mem.rep.mark_read_only();
     let number = *next_file_number;
     *next_file_number += 1;
-    if let Some(table) = build_table(fs, dir, opts, number, mem.rep.clone().iter(), None)? {
+    let mut entries = mem.rep.clone().iter();
+    entries.seek_to_first();
+    if let Some(table) = build_table(fs, dir, opts, number, &mut Forward(&mut *entries), None)? {
         built.push((number, table.table));
     }
     *mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::filename::table_path;
-use crate::iter::{InternalIterator, MergingIterator};
+use crate::iter::{EntrySource, InternalIterator, MergingIterator};
 use crate::key::{
     InternalKeyComparator, ValueType, append_internal_key, parse_internal_key, user_key,
 };
@@ -330,9 +330,8 @@ pub(crate) fn open_table(fs: &dyn FileSystem, dir: &Path, meta: &FileMeta) -> Re
     })
 }
 
-/// Writes the entries under `source`'s cursor (already positioned, or
-/// positioned at the start when it was never positioned) to table file
-/// `number`, up to `max_size` bytes; syncs the file and the directory.
+/// Writes the entries from `source`'s position on to table file `number`,
+/// up to `max_size` bytes; syncs the file and the directory.
 /// `None` when there was nothing to write. On error the partial file is
 /// removed: this call created it and nothing refers to it.
 pub(crate) fn build_table(
@@ -340,12 +339,9 @@ pub(crate) fn build_table(
     dir: &Path,
     opts: &Options,
     number: u64,
-    mut source: Box<dyn InternalIterator + '_>,
+    source: &mut (impl EntrySource + ?Sized),
     max_size: Option<u64>,
 ) -> Result<Option<TableFile>> {
-    if max_size.is_none() {
-        source.seek_to_first();
-    }
     if !source.valid() {
         source.status()?;
         return Ok(None);
@@ -354,7 +350,7 @@ pub(crate) fn build_table(
     let file = fs
         .create(&path)
         .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
-    let built = write_table(fs, dir, opts, &path, file, &mut *source, max_size);
+    let built = write_table(fs, dir, opts, &path, file, source, max_size);
     let meta = match built {
         Ok(info) => FileMeta {
             number,
@@ -378,7 +374,7 @@ fn write_table(
     opts: &Options,
     path: &Path,
     file: Box<dyn crate::env::WritableFile>,
-    source: &mut (dyn InternalIterator + '_),
+    source: &mut (impl EntrySource + ?Sized),
     max_size: Option<u64>,
 ) -> Result<crate::table::TableInfo> {
     let build_error = |e: TableError| match e {

@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 use super::stats::{LevelStats, WriteStallStats};
 use super::{Shared, State};
 use crate::compaction::picker::{self, LevelShape, Levels, Pick, Running};
-use crate::compaction::{CompactionFilter, LevelsBelow};
+use crate::compaction::{CompactionIterator, LevelsBelow};
 use crate::error::{Error, Result};
 use crate::filename::table_path;
 use crate::info_log::info;
-use crate::iter::{InternalIterator, MergingIterator};
+use crate::iter::{EntrySource, Forward, InternalIterator, MergingIterator};
 use crate::manifest::NUM_LEVELS;
 use crate::options::Options;
 use crate::recovery::delete_obsolete_files;
@@ -267,12 +267,14 @@ impl Shared {
         while mem.pending_inserts.load(Ordering::Acquire) > 0 {
             std::thread::yield_now();
         }
+        let mut entries = mem.rep.clone().iter();
+        entries.seek_to_first();
         let table = build_table(
             &*self.fs,
             &self.dir,
             &self.opts,
             number,
-            mem.rep.clone().iter(),
+            &mut Forward(&mut *entries),
             None,
         )?;
         let mut st = self.state.lock().expect("state");
@@ -351,7 +353,7 @@ impl Shared {
         }
         let mut merged = MergingIterator::new(children);
         merged.seek_to_first();
-        let mut filtered = CompactionFilter::new(merged, self.oldest_snapshot(), below);
+        let mut filtered = CompactionIterator::new(merged, self.oldest_snapshot(), below);
         let mut outputs: Vec<Arc<TableFile>> = Vec::new();
         let built = self.write_outputs(pick.output_level, &mut filtered, &mut outputs);
         if let Err(e) = built {
@@ -410,7 +412,7 @@ impl Shared {
     fn write_outputs(
         &self,
         level: usize,
-        filtered: &mut CompactionFilter,
+        filtered: &mut CompactionIterator,
         outputs: &mut Vec<Arc<TableFile>>,
     ) -> Result<()> {
         while filtered.valid() {
@@ -425,7 +427,7 @@ impl Shared {
                 &self.dir,
                 &self.opts,
                 number,
-                Box::new(&mut *filtered),
+                filtered,
                 Some(self.opts.target_file_size(level)),
             )?;
             let Some(mut t) = built else { break };

@@ -10,6 +10,7 @@ use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::filename::log_path;
 use crate::info_log::{InfoLog, info};
+use crate::iter::Forward;
 use crate::key::MAX_SEQUENCE;
 use crate::manifest::Manifest;
 use crate::memtable::Memtable;
@@ -330,8 +331,16 @@ impl<'a> Replay<'a> {
         self.mem.rep.mark_read_only();
         let number = manifest.next_file_number;
         manifest.next_file_number += 1;
-        let source = self.mem.rep.clone().iter();
-        if let Some(table) = build_table(self.fs, self.dir, opts, number, source, None)? {
+        let mut entries = self.mem.rep.clone().iter();
+        entries.seek_to_first();
+        if let Some(table) = build_table(
+            self.fs,
+            self.dir,
+            opts,
+            number,
+            &mut Forward(&mut *entries),
+            None,
+        )? {
             info!(
                 self.log,
                 "recovery wrote table {number} ({} entries, {} bytes)",

@@ -1,11 +1,12 @@
 //! Dropping what no reader can see any more while merging tables: the
-//! filter between a compaction's (or a repair's) merged input and its
-//! output tables.
+//! forward-only stream between a compaction's (or a repair's) merged input
+//! and its output tables (RocksDB's compaction iterator; not a compaction
+//! filter, which in RocksDB is a user's hook).
 
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::iter::{InternalIterator, MergingIterator};
+use crate::iter::{EntrySource, InternalIterator, MergingIterator};
 use crate::key::{ValueType, parse_internal_key};
 use crate::version::TableFile;
 
@@ -30,7 +31,7 @@ impl LevelsBelow {
 /// user key, every version newer than the oldest snapshot plus the newest
 /// one at or below it; that one too when it is a tombstone and no older
 /// version of the key can lie below the output level.
-pub(crate) struct CompactionFilter {
+pub(crate) struct CompactionIterator {
     inner: MergingIterator,
     oldest_snapshot: u64,
     below: LevelsBelow,
@@ -39,9 +40,9 @@ pub(crate) struct CompactionFilter {
     last_sequence_for_key: u64,
 }
 
-impl CompactionFilter {
+impl CompactionIterator {
     pub(crate) fn new(inner: MergingIterator, oldest_snapshot: u64, below: LevelsBelow) -> Self {
-        let mut f = CompactionFilter {
+        let mut f = CompactionIterator {
             inner,
             oldest_snapshot,
             below,
@@ -82,19 +83,15 @@ impl CompactionFilter {
     }
 }
 
-impl InternalIterator for &mut CompactionFilter {
+/// Forward only: a compaction reads its input once, in order.
+impl EntrySource for CompactionIterator {
     fn valid(&self) -> bool {
         self.inner.valid()
     }
-    fn seek_to_first(&mut self) {}
-    fn seek_to_last(&mut self) {}
-    fn seek(&mut self, _: &[u8]) {}
-    fn seek_for_prev(&mut self, _: &[u8]) {}
     fn next(&mut self) {
         self.inner.next();
         self.skip_dropped();
     }
-    fn prev(&mut self) {}
     fn key(&self) -> &[u8] {
         self.inner.key()
     }
@@ -102,15 +99,6 @@ impl InternalIterator for &mut CompactionFilter {
         self.inner.value()
     }
     fn status(&self) -> Result<()> {
-        self.inner.status()
-    }
-}
-
-impl CompactionFilter {
-    pub(crate) fn valid(&self) -> bool {
-        self.inner.valid()
-    }
-    pub(crate) fn status(&self) -> Result<()> {
         self.inner.status()
     }
 }
