@@ -24,6 +24,10 @@
 //! with range deletes, column families, compression and years
 //! of hardening, use RocksDB (the `rocksdb` crate), or fjall in pure Rust.
 //!
+//! The default `cli` feature builds the `lsm-demo` command (bench, stress,
+//! crashtest, verify, repair); as a library, depend on it with
+//! `default-features = false` and none of the command's crates come along.
+//!
 //! | | lsm-demo | rocksdb crate | fjall | sled |
 //! |---|---|---|---|---|
 //! | group commit | yes, futex tree wake-up | yes | no (fjall #96) | n/a |
