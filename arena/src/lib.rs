@@ -88,12 +88,13 @@
 //!
 //! # Verification
 //! Unit tests run under miri (`MIRIFLAGS=-Zmiri-strict-provenance cargo
-//! +nightly miri test -p arena --lib`); a loom model runs two threads on one
-//! shard across a refill (`RUSTFLAGS="--cfg loom" cargo test --release -p
-//! arena --test loom`), with every lock, atomic and spin of this crate routed
-//! through loom, so crates built on the arena can run their own loom models
-//! over it; a stress test has 8 threads tag every byte they get and checks
-//! that no two allocations overlap.
+//! +nightly-2026-10-30 miri test -p arena --lib`); a loom model runs two
+//! threads on one shard across a refill (`RUSTFLAGS="--cfg loom"
+//! LOOM_MAX_PREEMPTIONS=2 cargo test --release -p arena --test loom`), with
+//! every lock, atomic and spin of this crate routed through loom, so crates
+//! built on the arena can run their own loom models over it; a stress test
+//! has 8 threads tag every byte they get and checks that no two allocations
+//! overlap.
 
 mod arena;
 mod block;

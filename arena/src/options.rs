@@ -37,10 +37,12 @@ pub const MAX_THREAD_CACHE_RUN: usize = 32 << 10;
 
 /// Where an arena's blocks come from.
 ///
-/// On this project's machines transparent huge pages are set to `madvise`
-/// and no explicit huge pages are configured, so [`HugePages::Explicit`]
-/// always falls back and [`HugePages::Transparent`] is the one that helps:
-/// about 40% off the latency of random accesses over a large arena.
+/// [`HugePages::Explicit`] gets huge pages only where the system has some
+/// reserved (`vm.nr_hugepages`) and falls back otherwise;
+/// [`HugePages::Transparent`] only asks, and the kernel backs the blocks
+/// with transparent huge pages when its setting (`madvise` or `always`)
+/// allows. Huge pages cut the TLB misses of random accesses over a large
+/// arena (measurements: `benches/results/inline-skiplist/2026-12-02.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum HugePages {
@@ -155,9 +157,8 @@ impl ArenaOptions {
 
     /// Populate each block when it is reserved (`MAP_POPULATE` for mapped
     /// blocks, a write to each page otherwise), so that page faults are
-    /// taken in one batch there and not one by one on the allocation path.
-    /// A first touch of a fresh page costs more than a hundred bump
-    /// allocations on this project's machines.
+    /// taken in one batch there and not one by one on the allocation path,
+    /// where a first touch of a fresh page costs far more than a bump.
     pub const fn prefault(mut self, prefault: bool) -> Self {
         self.prefault = prefault;
         self

@@ -4,10 +4,9 @@
 //!
 //! Why: every pass through a spin lock is an atomic read-modify-write, which
 //! on x86-64 waits for the store buffer to drain, that is for the writes the
-//! caller just made into its previous allocation. On this project's machines
-//! that costs about as much as the bump and the writes together. A run of a
-//! few KiB taken through the shard path amortises one lock over hundreds of
-//! small allocations.
+//! caller just made into its previous allocation: a cost of the order of
+//! the bump and the writes themselves. A run of a few KiB taken through the
+//! shard path amortises one lock over hundreds of small allocations.
 //!
 //! Each thread keeps [`ENTRIES`] entries, most recently used first. An entry
 //! names its arena by a process-unique id (never reused, and renewed by
@@ -125,12 +124,11 @@ pub(crate) fn bump(arena: u64, layout: Layout) -> Option<NonNull<u8>> {
 ///
 /// Why: left alone, the optimiser folds the cache's address into
 /// `fs`-relative operands on x86-64, and a load through a segment with a
-/// non-zero base is slower on the AMD EPYC cores this project measures on.
-/// The run's `top` is loaded and stored by every allocation, one chain
-/// through a whole loop of them, so the segment showed: in a scratch driver
-/// allocating 16..=128 bytes and filling each, the arena ran at 0.85x a
-/// `Bump` with `fs`-relative operands and 0.90x through a register
-/// (2026-12-03). Through a register, the address is computed once per loop.
+/// non-zero base can take longer than one through a plain register. The
+/// run's `top` is loaded and stored by every allocation, one chain through
+/// a whole loop of them, so the segment shows in the allocation rate (see
+/// `benches/results/arena/2026-12-03.md`, "The thread pointer on the hot
+/// path"). Through a register, the address is computed once per loop.
 /// (x86-64 only; miri and loom get the plain reference.)
 #[inline(always)]
 fn plain_address(cache: &Cache) -> &Cache {

@@ -41,8 +41,8 @@
 //! on the current node, which overlaps one miss per level; beyond that, give
 //! large lists an arena whose blocks are backed by transparent huge pages,
 //! which makes each miss cheaper (fewer TLB misses), and consider branching
-//! 2 ([`SkipListOptions::branching`]), with which lookups ran 1.35x as fast
-//! as with RocksDB's 4 on this project's development machine.
+//! 2 ([`SkipListOptions::branching`]): a search then makes about log2(n)
+//! dependent moves to the right, against about 1.5 log2(n) with RocksDB's 4.
 //!
 //! # Alternatives
 //!
@@ -129,10 +129,9 @@ pub const MAX_HEIGHT_LIMIT: usize = node::HEIGHT_LIMIT;
 /// node). Branching 2 takes 2 links per node (8 more bytes for every
 /// other node) and more levels (about log2 of the entry count), and on
 /// machines where a search is bound by dependent cache and TLB misses it
-/// searches faster: on this project's 2-core development VM, in a list of
-/// 200,000 entries, lookups ran 1.35x as fast with branching 2 and 20
-/// levels, and random inserts 1.07x-1.12x (the crate's benchmark; see the
-/// README).
+/// searches faster: a search makes about log2(n) dependent moves to the
+/// right instead of about 1.5 log2(n) (measurements:
+/// `benches/results/inline-skiplist/2026-12-03.md`, "Branching 2").
 ///
 /// # Examples
 ///
@@ -848,14 +847,13 @@ impl<C: Comparator> SkipList<C> {
     /// - the successor of `at` one level down, needed if the key is not after
     ///   `next` (the search descends at `at`). Its address sits in `at`'s
     ///   tower, already in cache, so this miss overlaps with the one on
-    ///   `next`: measured about 20% off random inserts and lookups on a
-    ///   1M-entry list.
+    ///   `next`, which shortens random inserts and lookups in a large list.
     ///
     /// The first looks redundant, since its address arrives with `next`'s
-    /// tower, about when the comparison completes; dropping it saves about
-    /// 120 instructions and 0.7 simulated L2 misses per lookup (callgrind,
-    /// 200k entries), yet paired timings ran 2-5% slower without it
-    /// (2026-12-02, 6 runs), so it stays.
+    /// tower, about when the comparison completes; dropping it saves
+    /// instructions and simulated cache misses, yet paired timings ran
+    /// slower without it (`benches/results/inline-skiplist/2026-12-02.md`,
+    /// "Tried and not kept"), so it stays.
     #[inline(always)]
     fn prefetch_step(&self, at: Option<Node>, next: Option<Node>, level: usize) {
         if !PREFETCH {
