@@ -1,10 +1,13 @@
 //! Write batches: several puts and deletes applied atomically.
 //!
-//! A batch's representation is also its write-ahead-log payload: records of
-//! `type byte, varint key length, key[, varint value length, value]`. The
-//! leader of a write group writes one log record for the whole group: a
-//! 12-byte header (first sequence, entry count) followed by the members'
-//! records in group order, so the group's sequences are contiguous.
+//! A batch's representation is RocksDB's: a 12-byte header (a sequence
+//! number, little-endian 8 bytes, and the operation count, 4 bytes) and
+//! records of `type byte, varint key length, key[, varint value length,
+//! value]` (type 1 a put, 0 a delete), so [`WriteBatch::data`] and
+//! [`WriteBatch::from_data`] exchange batches with RocksDB's. The records
+//! are also the write-ahead-log payload: one log record holds a header
+//! (first sequence, entry count) and the records of every batch written
+//! with it, so their sequences are contiguous.
 
 use crate::key::{ValueType, get_varint, put_varint};
 
@@ -25,12 +28,61 @@ pub(crate) const GROUP_HEADER_LEN: usize = 12;
 /// batch.clear();
 /// assert!(batch.is_empty());
 /// ```
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteBatch {
+    /// The header (its count kept up to date), then the records; empty
+    /// until the first operation, so that an empty batch costs no
+    /// allocation.
     rep: Vec<u8>,
     count: u32,
     max_key: usize,
     max_value: usize,
+    /// Why the records are unreadable, for a batch from [`Self::from_data`]
+    /// that did not decode: such a batch is refused by `DB::write`.
+    malformed: Option<BadRecord>,
+}
+
+impl Default for WriteBatch {
+    fn default() -> Self {
+        WriteBatch::with_capacity_bytes(0)
+    }
+}
+
+/// The representation of an empty batch.
+const EMPTY_DATA: [u8; GROUP_HEADER_LEN] = [0; GROUP_HEADER_LEN];
+
+/// Receives the operations of a [`WriteBatch`], in order, from
+/// [`WriteBatch::iterate`] (the `rocksdb` crate's callback interface;
+/// [`WriteBatch::iter`] is the borrowing one).
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::{WriteBatch, WriteBatchIterator};
+///
+/// #[derive(Default)]
+/// struct Keys(Vec<Box<[u8]>>);
+/// impl WriteBatchIterator for Keys {
+///     fn put(&mut self, key: Box<[u8]>, _value: Box<[u8]>) {
+///         self.0.push(key);
+///     }
+///     fn delete(&mut self, key: Box<[u8]>) {
+///         self.0.push(key);
+///     }
+/// }
+///
+/// let mut batch = WriteBatch::new();
+/// batch.put(b"a", b"1");
+/// batch.delete(b"b");
+/// let mut keys = Keys::default();
+/// batch.iterate(&mut keys);
+/// assert_eq!(keys.0, [Box::from(&b"a"[..]), Box::from(&b"b"[..])]);
+/// ```
+pub trait WriteBatchIterator {
+    /// Called with a key and value put into the batch.
+    fn put(&mut self, key: Box<[u8]>, value: Box<[u8]>);
+    /// Called with a key deleted from the batch.
+    fn delete(&mut self, key: Box<[u8]>);
 }
 
 impl WriteBatch {
@@ -52,6 +104,121 @@ impl WriteBatch {
         Self::default()
     }
 
+    /// An empty batch with room for `capacity_bytes` of representation
+    /// (header included, as [`size_in_bytes`](Self::size_in_bytes) counts).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::WriteBatch;
+    ///
+    /// let mut batch = WriteBatch::with_capacity_bytes(1 << 10);
+    /// batch.put(b"k", b"v");
+    /// assert_eq!(batch.len(), 1);
+    /// ```
+    pub fn with_capacity_bytes(capacity_bytes: usize) -> Self {
+        WriteBatch {
+            rep: Vec::with_capacity(capacity_bytes),
+            count: 0,
+            max_key: 0,
+            max_value: 0,
+            malformed: None,
+        }
+    }
+
+    /// A batch from the representation [`data`](Self::data) returned, here
+    /// or in RocksDB (puts and deletes; RocksDB's other record types, such
+    /// as merges or column families, are not read). Data that does not
+    /// decode gives a batch that [`DB::write`](crate::DB::write) refuses
+    /// with [`Error::InvalidArgument`](crate::Error::InvalidArgument), and
+    /// whose [`iter`](Self::iter) stops before the bad record;
+    /// [`try_from_data`](Self::try_from_data) says why instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::WriteBatch;
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"k", b"v");
+    /// let copy = WriteBatch::from_data(batch.data());
+    /// assert_eq!(copy, batch);
+    /// ```
+    pub fn from_data(data: &[u8]) -> Self {
+        Self::try_from_data(data).unwrap_or_else(|bad| {
+            let mut batch = WriteBatch::new();
+            batch.malformed = Some(bad);
+            batch
+        })
+    }
+
+    /// A batch from the representation [`data`](Self::data) returned, or
+    /// what is wrong with it: too short for its header, a record that does
+    /// not decode (or of a type other than put and delete), or a count
+    /// that does not match the records.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::WriteBatch;
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.delete(b"k");
+    /// let data = batch.data();
+    /// assert_eq!(WriteBatch::try_from_data(data), Ok(batch.clone()));
+    /// assert!(WriteBatch::try_from_data(&data[..data.len() - 1]).is_err());
+    /// ```
+    pub fn try_from_data(data: &[u8]) -> Result<Self, BadRecord> {
+        let (_, ops) = decode_group(data)?;
+        let mut batch = WriteBatch::with_capacity_bytes(data.len());
+        for op in ops {
+            match op {
+                BatchOp::Put(k, v) => batch.put(k, v),
+                BatchOp::Delete(k) => batch.delete(k),
+            }
+        }
+        Ok(batch)
+    }
+
+    /// The batch's representation: RocksDB's, a 12-byte header (sequence
+    /// 0, the operation count) and the records (see the module docs).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::WriteBatch;
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"k", b"v");
+    /// let data = batch.data();
+    /// assert_eq!(data.len(), batch.size_in_bytes());
+    /// assert_eq!(data[8..12], 1u32.to_le_bytes()); // the count
+    /// assert_eq!(data[12..], [1, 1, b'k', 1, b'v']); // a put of k = v
+    /// ```
+    pub fn data(&self) -> &[u8] {
+        if self.rep.is_empty() {
+            &EMPTY_DATA
+        } else {
+            &self.rep
+        }
+    }
+
+    /// Bytes of [`data`](Self::data): the header and the records.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::WriteBatch;
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// assert_eq!(batch.size_in_bytes(), 12);
+    /// batch.put(b"k", b"v");
+    /// assert_eq!(batch.size_in_bytes(), 12 + batch.data_size());
+    /// ```
+    pub fn size_in_bytes(&self) -> usize {
+        self.data().len()
+    }
+
     /// Queues a put of `value` under `key`.
     ///
     /// # Examples
@@ -71,14 +238,28 @@ impl WriteBatch {
     /// ```
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         let (key, value) = (key.as_ref(), value.as_ref());
+        self.start_record();
         self.rep.push(ValueType::Value as u8);
         put_varint(&mut self.rep, key.len() as u64);
         self.rep.extend_from_slice(key);
         put_varint(&mut self.rep, value.len() as u64);
         self.rep.extend_from_slice(value);
-        self.count += 1;
+        self.counted();
         self.max_key = self.max_key.max(key.len());
         self.max_value = self.max_value.max(value.len());
+    }
+
+    /// Writes the header before the first record.
+    fn start_record(&mut self) {
+        if self.rep.is_empty() {
+            self.rep.extend_from_slice(&EMPTY_DATA);
+        }
+    }
+
+    /// Counts one more operation, in the header too.
+    fn counted(&mut self) {
+        self.count += 1;
+        self.rep[8..GROUP_HEADER_LEN].copy_from_slice(&self.count.to_le_bytes());
     }
 
     /// Queues a delete of `key`.
@@ -100,11 +281,31 @@ impl WriteBatch {
     /// ```
     pub fn delete(&mut self, key: impl AsRef<[u8]>) {
         let key = key.as_ref();
+        self.start_record();
         self.rep.push(ValueType::Deletion as u8);
         put_varint(&mut self.rep, key.len() as u64);
         self.rep.extend_from_slice(key);
-        self.count += 1;
+        self.counted();
         self.max_key = self.max_key.max(key.len());
+    }
+
+    /// Queues a delete of `key` meant for a key put once since it was last
+    /// deleted (RocksDB's `SingleDelete`, whose result is undefined
+    /// otherwise). Recorded as a [`delete`](Self::delete), which removes
+    /// every version of the key: the result RocksDB documents for the
+    /// defined case, and a defined one for the others.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::{BatchOp, WriteBatch};
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.single_delete(b"k");
+    /// assert_eq!(batch.iter().collect::<Vec<_>>(), [BatchOp::Delete(b"k")]);
+    /// ```
+    pub fn single_delete(&mut self, key: impl AsRef<[u8]>) {
+        self.delete(key);
     }
 
     /// Number of operations in the batch.
@@ -163,9 +364,10 @@ impl WriteBatch {
         self.count = 0;
         self.max_key = 0;
         self.max_value = 0;
+        self.malformed = None;
     }
 
-    /// Bytes of the encoded operations.
+    /// Bytes of the encoded operations (the records, without the header).
     ///
     /// # Examples
     ///
@@ -182,11 +384,17 @@ impl WriteBatch {
     /// assert_eq!(batch.data_size(), 8);
     /// ```
     pub fn data_size(&self) -> usize {
-        self.rep.len()
+        self.records().len()
     }
 
     pub(crate) fn records(&self) -> &[u8] {
-        &self.rep
+        self.rep.get(GROUP_HEADER_LEN..).unwrap_or_default()
+    }
+
+    /// Why the batch cannot be written: it came from data that did not
+    /// decode (see [`from_data`](Self::from_data)).
+    pub(crate) fn malformed(&self) -> Option<&BadRecord> {
+        self.malformed.as_ref()
     }
 
     pub(crate) fn largest_key_and_value(&self) -> (usize, usize) {
@@ -206,7 +414,27 @@ impl WriteBatch {
     /// assert_eq!(ops, [BatchOp::Put(b"k", b"v")]);
     /// ```
     pub fn iter(&self) -> impl Iterator<Item = BatchOp<'_>> + '_ {
-        Records { rest: &self.rep }.map(|r| r.expect("a batch built through its methods decodes"))
+        // Every batch decodes: one built through the methods, or from data
+        // that decoded (other data leaves an empty batch).
+        Records {
+            rest: self.records(),
+        }
+        .map_while(Result::ok)
+    }
+
+    /// Hands each operation, in order, to `callbacks` (the `rocksdb`
+    /// crate's interface; the keys and values are copied into boxes).
+    ///
+    /// # Examples
+    ///
+    /// See [`WriteBatchIterator`].
+    pub fn iterate(&self, callbacks: &mut dyn WriteBatchIterator) {
+        for op in self.iter() {
+            match op {
+                BatchOp::Put(k, v) => callbacks.put(k.into(), v.into()),
+                BatchOp::Delete(k) => callbacks.delete(k.into()),
+            }
+        }
     }
 }
 
@@ -378,6 +606,62 @@ mod tests {
         group.extend_from_slice(batch.records());
         assert_eq!(decode_log_trailer(&group), None);
         assert_eq!(decode_log_trailer(&t[..LOG_TRAILER_LEN - 1]), None);
+    }
+
+    #[test]
+    fn data_is_rocksdbs_representation() {
+        // RocksDB's WriteBatch for Put("a", "1"), Delete("bc"): sequence 0
+        // (8 bytes), count 2 (4 bytes), kTypeValue (1) with varint-prefixed
+        // key and value, kTypeDeletion (0) with its key.
+        let rocksdb: &[u8] = &[
+            0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1, 1, b'a', 1, b'1', 0, 2, b'b', b'c',
+        ];
+        let mut batch = WriteBatch::new();
+        batch.put(b"a", b"1");
+        batch.delete(b"bc");
+        assert_eq!(batch.data(), rocksdb);
+        assert_eq!(batch.size_in_bytes(), rocksdb.len());
+        let read = WriteBatch::from_data(rocksdb);
+        assert_eq!(read, batch);
+        assert_eq!(read.largest_key_and_value(), (2, 1));
+        // A sequence number set by RocksDB does not matter.
+        let mut stamped = rocksdb.to_vec();
+        stamped[0] = 9;
+        assert_eq!(WriteBatch::try_from_data(&stamped), Ok(batch));
+    }
+
+    #[test]
+    fn data_that_does_not_decode_gives_a_malformed_batch() {
+        let mut batch = WriteBatch::new();
+        batch.put(b"k", b"v");
+        let data = batch.data().to_vec();
+        let mut wrong_count = data.clone();
+        wrong_count[8] = 2;
+        let mut merge = data.clone();
+        merge[GROUP_HEADER_LEN] = 2; // kTypeMerge: not read
+        for bad in [&data[..5], &data[..data.len() - 1], &wrong_count, &merge] {
+            assert!(WriteBatch::try_from_data(bad).is_err(), "{bad:?}");
+            let b = WriteBatch::from_data(bad);
+            assert!(b.malformed().is_some());
+            assert_eq!((b.len(), b.iter().count()), (0, 0));
+        }
+        let mut cleared = WriteBatch::from_data(&merge);
+        cleared.clear();
+        assert!(cleared.malformed().is_none());
+    }
+
+    #[test]
+    fn an_empty_batch_allocates_nothing_and_has_a_header() {
+        let mut batch = WriteBatch::new();
+        assert_eq!(batch.rep.capacity(), 0);
+        assert_eq!(batch.data(), [0; GROUP_HEADER_LEN]);
+        batch.put(b"k", b"v");
+        batch.clear();
+        assert_eq!(
+            (batch.size_in_bytes(), batch.data_size()),
+            (GROUP_HEADER_LEN, 0)
+        );
+        assert_eq!(WriteBatch::from_data(batch.data()), WriteBatch::new());
     }
 
     #[test]

@@ -580,6 +580,12 @@ impl DB {
 
     /// The write path; gives the batch back once it is applied.
     fn write_batch(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<WriteBatch> {
+        if let Some(bad) = batch.malformed() {
+            return Err(Error::InvalidArgument(format!(
+                "a batch from data that does not decode: {}",
+                bad.0
+            )));
+        }
         let (k, v) = batch.largest_key_and_value();
         if k > MAX_KEY_LEN {
             return Err(Error::InvalidArgument(format!(
@@ -642,6 +648,29 @@ impl DB {
         let seq = ro.snapshot.unwrap_or_else(|| self.shared.visible());
         let version = self.shared.current();
         version.get(key.as_ref(), seq)
+    }
+
+    /// The sequence number of the last write visible to readers (0 for a
+    /// database never written): every batch numbers its operations with
+    /// consecutive sequence numbers, so this grows by a batch's length.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, WriteBatch};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// assert_eq!(db.latest_sequence_number(), 0);
+    /// db.put(b"a", b"1").unwrap();
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"b", b"2");
+    /// batch.delete(b"a");
+    /// db.write(batch).unwrap();
+    /// assert_eq!(db.latest_sequence_number(), 3);
+    /// ```
+    pub fn latest_sequence_number(&self) -> u64 {
+        self.shared.visible()
     }
 
     /// A consistent point-in-time view for reads and iteration.

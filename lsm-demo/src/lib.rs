@@ -96,7 +96,7 @@ pub mod table;
 pub(crate) mod version;
 pub mod wal;
 
-pub use batch::{BatchOp, WriteBatch};
+pub use batch::{BatchOp, WriteBatch, WriteBatchIterator};
 pub use db::{
     DB, DBIterator, DBRawIterator, DbStats, Direction, IteratorMode, KvPair, LevelStats, Snapshot,
     WriteStallStats,
