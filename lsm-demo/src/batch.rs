@@ -80,8 +80,49 @@ const EMPTY_DATA: [u8; GROUP_HEADER_LEN] = [0; GROUP_HEADER_LEN];
 /// ```
 pub trait WriteBatchIterator {
     /// Called with a key and value put into the batch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::{WriteBatch, WriteBatchIterator};
+    ///
+    /// struct Sizes(usize);
+    /// impl WriteBatchIterator for Sizes {
+    ///     fn put(&mut self, key: Box<[u8]>, value: Box<[u8]>) {
+    ///         self.0 += key.len() + value.len();
+    ///     }
+    ///     fn delete(&mut self, _key: Box<[u8]>) {}
+    /// }
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"key", b"value");
+    /// let mut sizes = Sizes(0);
+    /// batch.iterate(&mut sizes);
+    /// assert_eq!(sizes.0, 8);
+    /// ```
     fn put(&mut self, key: Box<[u8]>, value: Box<[u8]>);
     /// Called with a key deleted from the batch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::{WriteBatch, WriteBatchIterator};
+    ///
+    /// struct Deletes(usize);
+    /// impl WriteBatchIterator for Deletes {
+    ///     fn put(&mut self, _key: Box<[u8]>, _value: Box<[u8]>) {}
+    ///     fn delete(&mut self, _key: Box<[u8]>) {
+    ///         self.0 += 1;
+    ///     }
+    /// }
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.delete(b"a");
+    /// batch.single_delete(b"b");
+    /// let mut deletes = Deletes(0);
+    /// batch.iterate(&mut deletes);
+    /// assert_eq!(deletes.0, 2);
+    /// ```
     fn delete(&mut self, key: Box<[u8]>);
 }
 
@@ -427,7 +468,27 @@ impl WriteBatch {
     ///
     /// # Examples
     ///
-    /// See [`WriteBatchIterator`].
+    /// ```
+    /// use lsm_demo::{WriteBatch, WriteBatchIterator};
+    ///
+    /// #[derive(Default)]
+    /// struct Log(Vec<String>);
+    /// impl WriteBatchIterator for Log {
+    ///     fn put(&mut self, key: Box<[u8]>, value: Box<[u8]>) {
+    ///         self.0.push(format!("put {key:?} {value:?}"));
+    ///     }
+    ///     fn delete(&mut self, key: Box<[u8]>) {
+    ///         self.0.push(format!("delete {key:?}"));
+    ///     }
+    /// }
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.put([1], [2]);
+    /// batch.delete([1]);
+    /// let mut log = Log::default();
+    /// batch.iterate(&mut log);
+    /// assert_eq!(log.0, ["put [1] [2]", "delete [1]"]);
+    /// ```
     pub fn iterate(&self, callbacks: &mut dyn WriteBatchIterator) {
         for op in self.iter() {
             match op {
