@@ -105,11 +105,11 @@ pub const DEFAULT_PARALLEL_SORT_THRESHOLD: usize = 1 << 14;
 /// Batches of at least this many entries are published without the lock:
 /// the writer's buffer becomes a node of a lock-free list with one CAS.
 /// Under a lock taken once per batch, waiters that fell asleep had to be
-/// woken one hand-off at a time, and on a 16-core machine batches of 100
-/// stopped scaling past 4 threads. Smaller batches and single entries still
-/// take the lock: a node apiece would cost them more than it saves. (2
-/// under loom, so that its models, with their two-entry batches, take the
-/// list.)
+/// woken one hand-off at a time, and batches of 100 stopped scaling with
+/// more threads (measurements in `benches/results/vecmem/2026-12-04.md`).
+/// Smaller batches and single entries still take the lock: a node apiece
+/// would cost them more than it saves. (2 under loom, so that its models,
+/// with their two-entry batches, take the list.)
 const MIN_LISTED_BATCH: usize = if cfg!(loom) { 2 } else { 16 };
 
 /// The low bit of the listed batches' head: the memtable is read-only and
@@ -275,8 +275,8 @@ impl<C: Comparator> VecMem<C> {
     /// Copies `entry` into the arena and appends it, taking the shared lock
     /// for this one entry. Concurrent writers should use a [`writer`]
     /// (`VecMem::writer`) per batch instead; for a single entry this is the
-    /// cheaper call (a writer per entry ran about 15% slower at one thread in
-    /// the crate's benchmark).
+    /// cheaper call (a writer per entry also makes, fills and takes apart its
+    /// handle each time).
     ///
     /// # Panics
     ///
@@ -451,8 +451,8 @@ impl<C: Comparator> VecMem<C> {
 
     /// Appends one entry and a batch under a single write lock. Always
     /// inlined, so that `insert` and a writer's publish each get a copy
-    /// fitted to their batch (an out-of-line copy ran 71 instructions per
-    /// entry for a batch of one).
+    /// fitted to their batch (an out-of-line copy cost a batch of one
+    /// noticeably more per entry).
     #[inline(always)]
     fn append(&self, first: Entry, rest: &[Entry]) {
         let mut shared = self.write_shared();

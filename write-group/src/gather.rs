@@ -36,15 +36,15 @@
 //! `Gathering::joined`).
 //!
 //! The leader yields before it parks, for at most `Options::max_yield_usec`
-//! (100 µs) of the window: while the writers it waits for are being woken
-//! and come back, the cores have runnable threads, so a yield hands its
-//! slice to one of them and costs no context switch back, while a park costs
-//! one out and one in on the path between two syncs. In a scratch driver
-//! (8 writers each syncing groups of 8 on the 2-core VM) yielding cut the
-//! time from one lead step's end to the next one's start from 50-59 µs to
-//! 33-35 µs, and CPU per write from 15.6-17.4 µs to 12.7-13.4 µs. The yield
-//! phase is bounded like every other wait's: a leader whose writers do not
-//! come burns at most that budget, then sleeps.
+//! (100 µs by default) of the window: while the writers it waits for are
+//! being woken and come back, the cores have runnable threads, so a yield
+//! hands its slice to one of them and costs no context switch back, while a
+//! park costs one out and one in on the path between two syncs. It shortens
+//! the gap from one lead step's end to the next one's start, and the CPU
+//! spent per write (measurements in
+//! `benches/results/write-group/2026-12-04.md`, "A gathering leader yields
+//! before it parks"). The yield phase is bounded like every other wait's: a
+//! leader whose writers do not come burns at most that budget, then sleeps.
 //!
 //! Under loom the leader recounts twice with a yield between, and joiners
 //! wake nobody: the model checks the walk over a queue that grows while it

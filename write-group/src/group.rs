@@ -1026,11 +1026,13 @@ where
     /// with the item left in the caller's frame, where the group's leader
     /// (and, in a parallel group, the member or caller that applies it) reads
     /// and updates it through the borrow. A write then costs no copy of the
-    /// item in or out, which counts for large items: a lone writer of a
-    /// 120-byte array took about twice as long by value as in place (see the
-    /// README), the difference between 0.7x a plain mutex's speed and
-    /// parity. The caller keeps the item whatever the outcome, including after a
-    /// failed group step, with any changes the callbacks made to it.
+    /// item in or out, which counts for large items: by value, the item is
+    /// copied into the writer's frame and back out into the result, and for
+    /// an item of more than a few words those copies are a large part of a
+    /// lone write's cost (measurements in
+    /// `benches/results/write-group/2026-12-04.md`, "Writes in place"). The
+    /// caller keeps the item whatever the outcome, including after a failed
+    /// group step, with any changes the callbacks made to it.
     ///
     /// # Errors
     ///

@@ -69,9 +69,10 @@ pub struct Options {
     /// looks find (longer while the queue is still busy, shorter once it has
     /// emptied); each later look waits twice as long as the one before, at
     /// most 256 hints, and the writer queues once the budget is spent.
-    /// `0`: always queue at once, as RocksDB does. Default 256, about 7 µs
-    /// on the development VM (a hint costs 29 ns there): long enough to
-    /// outlast an in-memory group, far shorter than an `fdatasync`.
+    /// `0`: always queue at once, as RocksDB does. Default 256: long enough
+    /// to outlast a group that only touches memory, far shorter than an
+    /// `fdatasync` (the measurements behind it are in
+    /// `benches/results/write-group/2026-12-03.md`).
     pub barge_spins: u32,
     /// How long a waiter may yield its time slice before it sleeps on its
     /// futex, in microseconds; 0 skips the yield phase (RocksDB: 100). Also

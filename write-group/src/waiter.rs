@@ -197,7 +197,8 @@ pub(crate) struct FirstLook(std::sync::atomic::AtomicU32);
 impl FirstLook {
     /// The shortest pace: look after one hint.
     pub(crate) const MIN: u32 = 1;
-    /// The longest pace, about 2 µs on the development VM.
+    /// The longest pace: a quarter of the default barging budget
+    /// ([`Options::barge_spins`](crate::Options::barge_spins)).
     pub(crate) const MAX: u32 = 64;
 
     /// The hints to let pass before the first look.
