@@ -66,6 +66,7 @@ use crate::wal::LogWriter;
 use ordered_publish::{OrderedQueue, Sequencer, Tracker};
 
 mod background;
+mod properties;
 mod stats;
 mod write;
 use background::Background;

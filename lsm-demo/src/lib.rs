@@ -90,6 +90,7 @@ pub mod key;
 pub mod manifest;
 pub(crate) mod memtable;
 pub mod options;
+pub mod properties;
 pub mod recovery;
 pub mod repair;
 pub mod table;

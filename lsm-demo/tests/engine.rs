@@ -590,3 +590,73 @@ fn batches_from_data_write_what_they_hold_and_bad_data_is_refused() {
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     assert_eq!(db.get(b"gone").unwrap(), None);
 }
+
+/// `property_value` / `property_int_value` under RocksDB's names, as the
+/// `rocksdb` crate documents them: integers as decimal text, unknown names
+/// `None`, text-only properties `None` as integers.
+#[test]
+fn properties_follow_the_engine_through_flush_and_compaction() {
+    use lsm_demo::properties::{self as p, num_files_at_level};
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&small_opts(MemtableKind::SkipList), dir.path()).unwrap();
+    let int = |name: &str| db.property_int_value(name).unwrap().unwrap();
+    assert_eq!(int(p::ESTIMATE_NUM_KEYS), 0);
+    for i in 0..100u32 {
+        db.put(i.to_be_bytes(), [7u8; 100]).unwrap();
+    }
+    assert_eq!(int(p::NUM_ENTRIES_ACTIVE_MEM_TABLE), 100);
+    assert_eq!(int(p::ESTIMATE_NUM_KEYS), 100);
+    assert!(int(p::CUR_SIZE_ACTIVE_MEM_TABLE) >= 100 * 100);
+    assert_eq!(
+        int(p::CUR_SIZE_ALL_MEM_TABLES),
+        int(p::CUR_SIZE_ACTIVE_MEM_TABLE)
+    );
+    assert_eq!(int(p::TOTAL_SST_FILES_SIZE), 0);
+
+    db.flush().unwrap();
+    assert_eq!(int(&num_files_at_level(0)), 1);
+    assert_eq!(int(p::NUM_ENTRIES_ACTIVE_MEM_TABLE), 0);
+    assert_eq!(int(p::NUM_IMMUTABLE_MEM_TABLE), 0);
+    assert_eq!(int(p::ESTIMATE_NUM_KEYS), 100);
+    assert!(int(p::TOTAL_SST_FILES_SIZE) > 0);
+    assert_eq!(
+        db.property_value(num_files_at_level(0)).unwrap().as_deref(),
+        Some("1")
+    );
+
+    // A second level-0 file reaches the trigger (2): a compaction merges
+    // both into the base level, keeping the newest version of each key.
+    for i in 50..150u32 {
+        db.put(i.to_be_bytes(), [1u8; 10]).unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compact(&WaitForCompactOptions::default())
+        .unwrap();
+    let base = int(p::BASE_LEVEL) as usize;
+    assert_eq!(int(&num_files_at_level(0)), 0);
+    assert!(int(&num_files_at_level(base)) >= 1);
+    assert_eq!(int(p::COMPACTION_PENDING), 0);
+    assert_eq!(int(p::NUM_RUNNING_COMPACTIONS), 0);
+    assert_eq!(int(p::ESTIMATE_NUM_KEYS), 150);
+    let levels = db.property_value(p::LEVELSTATS).unwrap().unwrap();
+    assert_eq!(levels.lines().count(), 2 + 7, "{levels}");
+    let stats = db.property_value(p::STATS).unwrap().unwrap();
+    assert!(stats.contains(&format!("  L{base} ")), "{stats}");
+    assert_eq!(db.property_int_value(p::STATS).unwrap(), None);
+
+    assert_eq!(int(p::NUM_SNAPSHOTS), 0);
+    let (s1, s2) = (db.snapshot(), db.snapshot());
+    assert_eq!(int(p::NUM_SNAPSHOTS), 2);
+    drop((s1, s2));
+    assert_eq!(int(p::NUM_SNAPSHOTS), 0);
+    assert_eq!(int(p::BACKGROUND_ERRORS), 0);
+
+    for unknown in [
+        "rocksdb.no-such-property",
+        "rocksdb.num-files-at-level7",
+        "",
+    ] {
+        assert_eq!(db.property_value(unknown).unwrap(), None, "{unknown}");
+        assert_eq!(db.property_int_value(unknown).unwrap(), None, "{unknown}");
+    }
+}
