@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per operation, ours against RocksDB's db_bench, under
 # callgrind: deterministic counts (whatever else loads the machine) for the
-# scenarios of ../shared/bench/vs-rocksdb.sh, with the same flags, plus the
+# scenarios of benches/scripts/vs-rocksdb.sh, with the same flags, plus the
 # functions where each program spends them. Feeds benches/PROFILES.md.
 #
 # Usage (from the workspace root): benches/scripts/callgrind-vs-rocksdb.sh [SCENARIO...]

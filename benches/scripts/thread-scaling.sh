@@ -28,7 +28,7 @@ rocks=${DB_BENCH:-$(command -v db_bench || true)}
 [ -n "$rocks" ] || echo "db_bench not found: lsm-demo alone" >&2
 
 # RocksDB only: the same work as ours (no compression; flushes, not
-# compactions, during the run), as ../shared/bench/vs-rocksdb.sh.
+# compactions, during the run), as benches/scripts/vs-rocksdb.sh.
 rocks_only="--compression_type=none --disable_auto_compactions=1 --max_write_buffer_number=64 --min_write_buffer_number_to_merge=64 --enable_pipelined_write=0 --statistics=0"
 
 ops() { # command... -> ops/sec of its fillrandom line

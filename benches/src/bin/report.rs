@@ -13,7 +13,7 @@
 //!   formats the results already under `target/criterion` (for example
 //!   after a full `cargo bench -p benches`).
 //! - the engine: `lsm-demo bench` on a few workloads; where RocksDB's
-//!   `db_bench` is installed and `../shared/bench/vs-rocksdb.sh` exists, that
+//!   `db_bench` is installed and `benches/scripts/vs-rocksdb.sh` exists, that
 //!   script's side-by-side table instead.
 
 use std::collections::BTreeMap;
@@ -189,7 +189,7 @@ fn stamp() -> String {
 /// The engine's table: vs-rocksdb.sh where db_bench exists, else our bench alone.
 fn engine_table() -> Option<String> {
     let root = workspace_root();
-    let script = root.join("../shared/bench/vs-rocksdb.sh");
+    let script = root.join("benches/scripts/vs-rocksdb.sh");
     let have_db_bench = Command::new("sh")
         .args(["-c", "command -v db_bench"])
         .output()
