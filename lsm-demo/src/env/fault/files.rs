@@ -1,0 +1,409 @@
+//! The calls of [`FaultInjectionFs`] and its open files.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{
+    FaultInjectionFs, FaultOp, InodeRef, MemShared, lock_ignoring_poison, normalize, not_found,
+    parent_of,
+};
+use crate::env::{FileLock, FileSync, FileSystem, RandomAccessFile, WritableFile, copy_at};
+
+impl FaultInjectionFs {
+    fn open_writable(
+        &self,
+        path: &Path,
+        truncate: bool,
+        what: &str,
+    ) -> io::Result<Box<dyn WritableFile>> {
+        let path = normalize(path);
+        let mut state = self.shared.state();
+        state.check(FaultOp::Create, &path)?;
+        state.require_parent_dir(&path, what)?;
+        state.require_not_dir(&path, what)?;
+        let existing = if truncate {
+            None
+        } else {
+            state.live.get(&path).cloned()
+        };
+        let inode = match existing {
+            Some(inode) => inode,
+            None => {
+                // A fresh inode: until the directory is synced, a crash brings
+                // back whatever entry (if any) was durable under this name.
+                let inode = InodeRef::default();
+                state.live.insert(path.clone(), Arc::clone(&inode));
+                inode
+            }
+        };
+        let size = lock_ignoring_poison(&inode).data.len() as u64;
+        Ok(Box::new(MemWritableFile {
+            shared: Arc::clone(&self.shared),
+            inode,
+            path,
+            generation: state.generation,
+            size,
+        }))
+    }
+}
+
+struct MemWritableFile {
+    shared: Arc<MemShared>,
+    inode: InodeRef,
+    path: PathBuf,
+    generation: u64,
+    size: u64,
+}
+
+impl fmt::Debug for MemWritableFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemWritableFile")
+            .field("path", &self.path)
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+fn stale_handle(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::BrokenPipe,
+        format!("{}: handle opened before a simulated crash", path.display()),
+    )
+}
+
+impl WritableFile for MemWritableFile {
+    fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        let mut state = self.shared.state();
+        if state.generation != self.generation {
+            return Err(stale_handle(&self.path));
+        }
+        let mut inode = lock_ignoring_poison(&self.inode);
+        if let Err(e) = state.check(FaultOp::Append, &self.path) {
+            if state.torn_appends {
+                let half = &data[..data.len() / 2];
+                inode.data.extend_from_slice(half);
+                self.size += half.len() as u64;
+            }
+            return Err(e);
+        }
+        inode.data.extend_from_slice(data);
+        self.size += data.len() as u64;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let state = self.shared.state();
+        if state.generation != self.generation {
+            return Err(stale_handle(&self.path));
+        }
+        Ok(())
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        mem_sync(&self.shared, &self.inode, &self.path, self.generation)
+    }
+
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn sync_handle(&self) -> io::Result<Arc<dyn FileSync>> {
+        Ok(Arc::new(MemFileSync {
+            shared: Arc::clone(&self.shared),
+            inode: Arc::clone(&self.inode),
+            path: self.path.clone(),
+            generation: self.generation,
+        }))
+    }
+}
+
+/// A sync of an in-memory file: injected faults, stale handles and all.
+fn mem_sync(shared: &MemShared, inode: &InodeRef, path: &Path, generation: u64) -> io::Result<()> {
+    let mut state = shared.state();
+    if state.generation != generation {
+        return Err(stale_handle(path));
+    }
+    state.check(FaultOp::Sync, path)?;
+    let mut inode = lock_ignoring_poison(inode);
+    inode.synced_len = inode.data.len();
+    Ok(())
+}
+
+/// A sync handle of an in-memory file.
+struct MemFileSync {
+    shared: Arc<MemShared>,
+    inode: InodeRef,
+    path: PathBuf,
+    generation: u64,
+}
+
+impl fmt::Debug for MemFileSync {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemFileSync")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FileSync for MemFileSync {
+    fn sync(&self) -> io::Result<()> {
+        mem_sync(&self.shared, &self.inode, &self.path, self.generation)
+    }
+}
+
+struct MemRandomAccessFile {
+    shared: Arc<MemShared>,
+    inode: InodeRef,
+    path: PathBuf,
+    generation: u64,
+}
+
+impl fmt::Debug for MemRandomAccessFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemRandomAccessFile")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RandomAccessFile for MemRandomAccessFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let mut state = self.shared.state();
+        if state.generation != self.generation {
+            return Err(stale_handle(&self.path));
+        }
+        state.check(FaultOp::Read, &self.path)?;
+        let inode = lock_ignoring_poison(&self.inode);
+        Ok(copy_at(&inode.data, offset, buf))
+    }
+
+    fn size(&self) -> io::Result<u64> {
+        let state = self.shared.state();
+        if state.generation != self.generation {
+            return Err(stale_handle(&self.path));
+        }
+        Ok(lock_ignoring_poison(&self.inode).data.len() as u64)
+    }
+}
+
+struct MemFileLock {
+    shared: Arc<MemShared>,
+    path: PathBuf,
+    id: u64,
+}
+
+impl fmt::Debug for MemFileLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemFileLock")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FileLock for MemFileLock {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for MemFileLock {
+    fn drop(&mut self) {
+        let mut state = self.shared.state();
+        // After a crash the path may have been locked again by someone else.
+        if state.locks.get(&self.path) == Some(&self.id) {
+            state.locks.remove(&self.path);
+        }
+    }
+}
+
+impl FileSystem for FaultInjectionFs {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        let path = normalize(path);
+        let mut state = self.shared.state();
+        state.check(FaultOp::CreateDir, &path)?;
+        let mut ancestors: Vec<&Path> = path.ancestors().collect();
+        ancestors.reverse();
+        for dir in ancestors {
+            if state.live.contains_key(dir) {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotADirectory,
+                    format!("create directory {}: not a directory", dir.display()),
+                ));
+            }
+        }
+        for dir in path.ancestors() {
+            if !state.is_dir(dir) {
+                state.dirs.insert(dir.to_path_buf());
+            }
+        }
+        Ok(())
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.open_writable(path, true, "create")
+    }
+
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.open_writable(path, false, "open for append")
+    }
+
+    fn open_random(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
+        let path = normalize(path);
+        let mut state = self.shared.state();
+        state.check(FaultOp::Open, &path)?;
+        let inode = state
+            .live
+            .get(&path)
+            .cloned()
+            .ok_or_else(|| not_found("open", &path))?;
+        Ok(Arc::new(MemRandomAccessFile {
+            shared: Arc::clone(&self.shared),
+            inode,
+            path,
+            generation: state.generation,
+        }))
+    }
+
+    fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let path = normalize(path);
+        let mut state = self.shared.state();
+        state.check(FaultOp::Read, &path)?;
+        let inode = state
+            .live
+            .get(&path)
+            .ok_or_else(|| not_found("read", &path))?;
+        Ok(lock_ignoring_poison(inode).data.clone())
+    }
+
+    fn file_size(&self, path: &Path) -> io::Result<u64> {
+        let path = normalize(path);
+        let state = self.shared.state();
+        let inode = state
+            .live
+            .get(&path)
+            .ok_or_else(|| not_found("stat", &path))?;
+        Ok(lock_ignoring_poison(inode).data.len() as u64)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let (from, to) = (normalize(from), normalize(to));
+        let mut state = self.shared.state();
+        state.check(FaultOp::Rename, &from)?;
+        state.require_parent_dir(&to, "rename to")?;
+        state.require_not_dir(&to, "rename to")?;
+        let inode = state
+            .live
+            .remove(&from)
+            .ok_or_else(|| not_found("rename", &from))?;
+        state.live.insert(to, inode);
+        Ok(())
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        let path = normalize(path);
+        let mut state = self.shared.state();
+        state.check(FaultOp::Remove, &path)?;
+        state
+            .live
+            .remove(&path)
+            .map(drop)
+            .ok_or_else(|| not_found("remove", &path))
+    }
+
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        let path = normalize(path);
+        let mut state = self.shared.state();
+        state.check(FaultOp::Remove, &path)?;
+        if !state.dirs.contains(&path) {
+            return Err(not_found("remove directory", &path));
+        }
+        let inside = |p: &PathBuf| p.starts_with(&path) && *p != path;
+        if state.live.keys().any(inside) || state.dirs.iter().any(inside) {
+            return Err(io::Error::new(
+                io::ErrorKind::DirectoryNotEmpty,
+                format!("remove directory {}: not empty", path.display()),
+            ));
+        }
+        state.dirs.remove(&path);
+        Ok(())
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        let path = normalize(path);
+        let mut state = self.shared.state();
+        state.check(FaultOp::List, &path)?;
+        if !state.is_dir(&path) {
+            return Err(not_found("list", &path));
+        }
+        let files = state.live.keys();
+        let dirs = state.dirs.iter();
+        let mut names: Vec<String> = files
+            .chain(dirs)
+            .filter(|p| p.parent() == Some(path.as_path()))
+            .filter_map(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        let path = normalize(path);
+        let state = self.shared.state();
+        state.live.contains_key(&path) || state.is_dir(&path)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.shared.state().is_dir(&normalize(path))
+    }
+
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        let path = normalize(path);
+        let mut state = self.shared.state();
+        state.check(FaultOp::SyncDir, &path)?;
+        if !state.is_dir(&path) {
+            return Err(not_found("sync directory", &path));
+        }
+        let in_dir = |p: &Path| parent_of(p) == path;
+        state.durable.retain(|p, _| !in_dir(p));
+        let entries: Vec<(PathBuf, InodeRef)> = state
+            .live
+            .iter()
+            .filter(|(p, _)| in_dir(p))
+            .map(|(p, i)| (p.clone(), Arc::clone(i)))
+            .collect();
+        state.durable.extend(entries);
+        Ok(())
+    }
+
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
+        let path = normalize(path);
+        let mut state = self.shared.state();
+        state.check(FaultOp::Lock, &path)?;
+        state.require_parent_dir(&path, "lock")?;
+        state.require_not_dir(&path, "lock")?;
+        if state.locks.contains_key(&path) {
+            return Err(io::Error::new(
+                io::ErrorKind::ResourceBusy,
+                format!(
+                    "lock {}: already held by another open of the same database",
+                    path.display()
+                ),
+            ));
+        }
+        if !state.live.contains_key(&path) {
+            state.live.insert(path.clone(), InodeRef::default());
+        }
+        state.next_lock_id += 1;
+        let id = state.next_lock_id;
+        state.locks.insert(path.clone(), id);
+        Ok(Box::new(MemFileLock {
+            shared: Arc::clone(&self.shared),
+            path,
+            id,
+        }))
+    }
+}

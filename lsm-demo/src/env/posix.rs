@@ -1,0 +1,263 @@
+//! [`PosixFs`]: the real file system.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{FileLock, FileSync, FileSystem, RandomAccessFile, WritableFile, annotate};
+
+/// The real file system, through `std::fs`.
+///
+/// File syncs use `File::sync_data` (`fdatasync(2)`, which also persists the
+/// file size), directory syncs open the directory and `fsync` it, and locks
+/// use `flock(2)` with `LOCK_EX | LOCK_NB`. Writes are not buffered: each
+/// [`WritableFile::append`] is one `write` call (or more if the kernel
+/// accepts the bytes piecewise).
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::env::{FileSystem, PosixFs};
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("f");
+/// let mut f = PosixFs.create(&path).unwrap();
+/// f.append(b"abc").unwrap();
+/// f.sync().unwrap();
+/// PosixFs.sync_dir(dir.path()).unwrap();
+/// assert_eq!(PosixFs.read_file(&path).unwrap(), b"abc");
+/// ```
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PosixFs;
+
+#[derive(Debug)]
+struct PosixWritableFile {
+    file: File,
+    path: PathBuf,
+    size: u64,
+}
+
+impl WritableFile for PosixWritableFile {
+    fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        match self.file.write_all(data) {
+            Ok(()) => {
+                self.size += data.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                // Part of `data` may have been written: re-read the true size.
+                if let Ok(meta) = self.file.metadata() {
+                    self.size = meta.len();
+                }
+                Err(annotate(e, "append to", &self.path))
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| annotate(e, "sync", &self.path))
+    }
+
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn sync_handle(&self) -> io::Result<Arc<dyn FileSync>> {
+        let file = self
+            .file
+            .try_clone()
+            .map_err(|e| annotate(e, "duplicate", &self.path))?;
+        Ok(Arc::new(PosixFileSync {
+            file,
+            path: self.path.clone(),
+        }))
+    }
+}
+
+/// A second descriptor of a file, for `fdatasync` from another thread.
+#[derive(Debug)]
+struct PosixFileSync {
+    file: File,
+    path: PathBuf,
+}
+
+impl FileSync for PosixFileSync {
+    fn sync(&self) -> io::Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| annotate(e, "sync", &self.path))
+    }
+}
+
+#[derive(Debug)]
+struct PosixRandomAccessFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl RandomAccessFile for PosixRandomAccessFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.file.read_at(buf, offset) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => return other.map_err(|e| annotate(e, "read", &self.path)),
+            }
+        }
+    }
+
+    fn size(&self) -> io::Result<u64> {
+        Ok(self
+            .file
+            .metadata()
+            .map_err(|e| annotate(e, "stat", &self.path))?
+            .len())
+    }
+}
+
+#[derive(Debug)]
+struct PosixFileLock {
+    // Closing the descriptor releases the flock.
+    _file: File,
+    path: PathBuf,
+}
+
+impl FileLock for PosixFileLock {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl FileSystem for PosixFs {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        fs::create_dir_all(path).map_err(|e| annotate(e, "create directory", path))
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| annotate(e, "create", path))?;
+        Ok(Box::new(PosixWritableFile {
+            file,
+            path: path.to_path_buf(),
+            size: 0,
+        }))
+    }
+
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(|e| annotate(e, "open for append", path))?;
+        let size = file
+            .metadata()
+            .map_err(|e| annotate(e, "stat", path))?
+            .len();
+        Ok(Box::new(PosixWritableFile {
+            file,
+            path: path.to_path_buf(),
+            size,
+        }))
+    }
+
+    fn open_random(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
+        let file = File::open(path).map_err(|e| annotate(e, "open", path))?;
+        Ok(Arc::new(PosixRandomAccessFile {
+            file,
+            path: path.to_path_buf(),
+        }))
+    }
+
+    fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
+        fs::read(path).map_err(|e| annotate(e, "read", path))
+    }
+
+    fn file_size(&self, path: &Path) -> io::Result<u64> {
+        Ok(fs::metadata(path)
+            .map_err(|e| annotate(e, "stat", path))?
+            .len())
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("rename {} to {}: {e}", from.display(), to.display()),
+            )
+        })
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        fs::remove_file(path).map_err(|e| annotate(e, "remove", path))
+    }
+
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        fs::remove_dir(path).map_err(|e| annotate(e, "remove directory", path))
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in fs::read_dir(path).map_err(|e| annotate(e, "list", path))? {
+            let entry = entry.map_err(|e| annotate(e, "list", path))?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        File::open(path)
+            .and_then(|dir| dir.sync_all())
+            .map_err(|e| annotate(e, "sync directory", path))
+    }
+
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| annotate(e, "open lock file", path))?;
+        // SAFETY: `flock` only reads its two integer arguments; the descriptor
+        // is owned by `file`, which is alive for the whole call.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::WouldBlock {
+                return Err(io::Error::new(
+                    io::ErrorKind::ResourceBusy,
+                    format!(
+                        "lock {}: already held by another process or by another \
+                         open of the same database in this process",
+                        path.display()
+                    ),
+                ));
+            }
+            return Err(annotate(err, "lock", path));
+        }
+        Ok(Box::new(PosixFileLock {
+            _file: file,
+            path: path.to_path_buf(),
+        }))
+    }
+}
