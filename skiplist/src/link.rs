@@ -1,0 +1,230 @@
+//! Inserts: linking a new node level by level (a CAS per level, or a store
+//! under a `SingleWriter`), repairing stale hints, and the allocation and
+//! checks that come before.
+
+use crate::node::{self, Node};
+use crate::splice::{Levels, SingleWriter};
+use crate::sync::Ordering;
+use crate::thread_state::{len_stripe, random_height};
+use crate::{Comparator, Reserved, SkipList};
+use std::cmp::Ordering as CmpOrdering;
+
+/// The insert machinery.
+impl<C: Comparator> SkipList<C> {
+    /// Raises `max_height` to at least `height`; returns the list's height.
+    #[inline]
+    fn raise_max_height(&self, height: usize) -> usize {
+        let mut max = self.current_max_height();
+        while height > max {
+            // Relaxed: the height is only a starting point for searches (see
+            // `current_max_height`); it orders no other memory. Raising it
+            // before linking keeps `check_invariants`' bound true.
+            match self.max_height.compare_exchange_weak(
+                max,
+                height,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return height,
+                Err(current) => max = current,
+            }
+        }
+        max
+    }
+
+    /// Links the unpublished node `x` of `height` levels, bottom up, using
+    /// and updating `levels`. With `CONCURRENT`, each level is published by a
+    /// CAS that retries from a fresh search on contention; without, by a
+    /// release store (the caller holds the list's `SingleWriter`).
+    /// `partial_fix` keeps the usable part of a stale hint (caller hints);
+    /// otherwise a stale hint is recomputed from the top.
+    ///
+    /// Returns `false`, with nothing linked, if an equal key is present.
+    #[inline]
+    pub(crate) fn link<const CONCURRENT: bool>(
+        &self,
+        x: Node,
+        height: usize,
+        levels: &mut Levels,
+        partial_fix: bool,
+    ) -> bool {
+        let key = self.key_of(x);
+        let max_height = self.raise_max_height(height);
+
+        // Find the lowest level whose bracket is tight and holds the key;
+        // every level below it is recomputed from there.
+        let mut recompute = 0;
+        if levels.height < max_height {
+            // Unused hint, or the list grew taller since: start at the top.
+            levels.prev[max_height] = None;
+            levels.next[max_height] = None;
+            levels.height = max_height;
+            recompute = max_height;
+        } else {
+            while recompute < max_height {
+                let prev = levels.prev[recompute];
+                let next = levels.next[recompute];
+                if self.next_of(prev, recompute) != next {
+                    // Not tight: someone inserted in between. Go up.
+                    recompute += 1;
+                } else if prev.is_some() && !self.key_is_after_node(key, prev) {
+                    // The key is before the bracket.
+                    recompute = skip_level(&levels.prev, recompute, max_height, partial_fix);
+                } else if self.key_is_after_node(key, next) {
+                    // The key is after the bracket.
+                    recompute = skip_level(&levels.next, recompute, max_height, partial_fix);
+                } else {
+                    break;
+                }
+            }
+        }
+        if recompute > 0 {
+            self.recompute_splice(key, levels, recompute);
+        }
+
+        let mut levels_nested = true;
+        for level in 0..height {
+            if CONCURRENT {
+                loop {
+                    if level == 0 && self.is_duplicate(key, levels) {
+                        return false;
+                    }
+                    // SAFETY: `x` is ours and not yet reachable at `level`.
+                    unsafe { x.set_next_unpublished(level, levels.next[level]) };
+                    let prev = levels.prev[level].unwrap_or(self.head);
+                    // SAFETY: `prev` belongs to this list and has `level`
+                    // (it was found at that level, or is the head).
+                    if unsafe { prev.cas_next(level, levels.next[level], x) } {
+                        break;
+                    }
+                    self.retry_level(key, levels, level);
+                    // The re-search may have moved `prev[level]` past
+                    // `prev[level - 1]`: the hint no longer nests.
+                    levels_nested &= level == 0;
+                }
+            } else {
+                if level >= recompute
+                    && self.next_of(levels.prev[level], level) != levels.next[level]
+                {
+                    // Defensive: with one writer whose token holds the
+                    // only splice, brackets stay tight between inserts, so
+                    // this costs a cached load per level. Were one loose,
+                    // storing without this search would drop nodes.
+                    (levels.prev[level], levels.next[level]) =
+                        self.find_splice_for_level(key, levels.prev[level], None, level);
+                }
+                if level == 0 && self.is_duplicate(key, levels) {
+                    return false;
+                }
+                // SAFETY: `x` is ours and not yet reachable at `level`.
+                unsafe { x.set_next_unpublished(level, levels.next[level]) };
+                let prev = levels.prev[level].unwrap_or(self.head);
+                // SAFETY: `prev` belongs to this list and has `level`; the
+                // caller's `SingleWriter` token makes this the only writer.
+                unsafe { prev.store_next(level, x) };
+            }
+        }
+
+        if levels_nested {
+            levels.prev[..height].fill(Some(x));
+        } else {
+            levels.height = 0;
+        }
+        self.len[len_stripe()].fetch_add(1, Ordering::Relaxed); // Relaxed: see `len`.
+        true
+    }
+
+    /// Whether the level-0 bracket shows `key` already present: the bracket
+    /// holds `prev < key <= next`, so a duplicate is `next`.
+    #[inline(always)]
+    fn is_duplicate(&self, key: &[u8], levels: &Levels) -> bool {
+        debug_assert!(
+            levels.prev[0].is_none() || self.key_is_after_node(key, levels.prev[0]),
+            "bracket's prev must be < key"
+        );
+        levels.next[0].is_some_and(|n| self.cmp.compare(key, self.key_of(n)) != CmpOrdering::Less)
+    }
+
+    /// After a lost CAS at `level`: the bracket's `prev` is still before the
+    /// key, so search forward from it.
+    #[cold]
+    #[inline(never)]
+    fn retry_level(&self, key: &[u8], levels: &mut Levels, level: usize) {
+        (levels.prev[level], levels.next[level]) =
+            self.find_splice_for_level(key, levels.prev[level], None, level);
+        #[cfg(loom)]
+        loom::thread::yield_now();
+    }
+
+    #[inline]
+    pub(crate) fn alloc_copy(&self, key: &[u8]) -> (Node, usize) {
+        let height = random_height(self.bits_per_level, self.height_cap);
+        let node = Node::alloc(&self.arena, height, key.len());
+        // SAFETY: the node was just allocated from our arena with room for
+        // `key.len()` bytes and is unpublished; nothing else refers to it.
+        let (dst, len) = unsafe { node.key_ptr() };
+        debug_assert_eq!(len, key.len());
+        // SAFETY: `dst` has `len` writable bytes that cannot overlap `key`
+        // (fresh arena memory).
+        unsafe { std::ptr::copy_nonoverlapping(key.as_ptr(), dst.as_ptr(), len) };
+        (node, height)
+    }
+
+    #[inline]
+    pub(crate) fn take_reserved(&self, entry: Reserved<'_>) -> (Node, usize) {
+        if entry.list_id != self.id {
+            foreign("Reserved entry");
+        }
+        (entry.node, entry.height)
+    }
+
+    #[inline(always)]
+    pub(crate) fn check_concurrent_mode(&self) {
+        if self.single_writer {
+            single_writer_mode();
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn check_writer(&self, writer: &SingleWriter) {
+        if writer.list_id != self.id {
+            foreign("SingleWriter");
+        }
+    }
+}
+
+/// In a stale hint, the level after those sharing the node that proved the
+/// bracket wrong (they are wrong too); or the top, to recompute all, when
+/// partial fixes are off.
+#[inline]
+fn skip_level(
+    nodes: &[Option<Node>; node::HEIGHT_LIMIT + 1],
+    level: usize,
+    max_height: usize,
+    partial_fix: bool,
+) -> usize {
+    if !partial_fix {
+        return max_height;
+    }
+    let bad = nodes[level];
+    let mut level = level;
+    while level < max_height && nodes[level] == bad {
+        level += 1;
+    }
+    level
+}
+
+#[cold]
+#[inline(never)]
+fn single_writer_mode() -> ! {
+    panic!(
+        "skiplist: this list has a SingleWriter; insert through `insert_single_writer` or \
+         `insert_reserved_single_writer`"
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn foreign(what: &str) -> ! {
+    panic!("skiplist: the {what} belongs to another SkipList")
+}
