@@ -656,9 +656,87 @@ impl WriteOptions {
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
     pub(crate) snapshot: Option<u64>,
+    /// Iterators see no key below it (inclusive bound).
+    pub(crate) lower_bound: Option<Vec<u8>>,
+    /// Iterators see no key at or above it (exclusive bound).
+    pub(crate) upper_bound: Option<Vec<u8>>,
 }
 
 impl ReadOptions {
+    /// Iterators made with these options see no key below `key`: a seek
+    /// to a smaller key lands on the first key at or above it, and
+    /// iterating backward stops there (RocksDB's inclusive
+    /// `iterate_lower_bound`). Point reads (`get`) ignore it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, IteratorMode, ReadOptions};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// for k in [b"a", b"b", b"c"] {
+    ///     db.put(k, b"v").unwrap();
+    /// }
+    /// let mut ro = ReadOptions::default();
+    /// ro.set_iterate_lower_bound(b"b".to_vec());
+    /// let keys: Vec<_> = db.iterator_opt(IteratorMode::End, ro).map(|kv| kv.unwrap().0).collect();
+    /// assert_eq!(keys, [Box::from(&b"c"[..]), Box::from(&b"b"[..])]);
+    /// ```
+    pub fn set_iterate_lower_bound<K: Into<Vec<u8>>>(&mut self, key: K) {
+        self.lower_bound = Some(key.into());
+    }
+
+    /// Iterators made with these options see no key at or above `key`
+    /// (RocksDB's exclusive `iterate_upper_bound`): iterating forward stops
+    /// before it, and a backward start at or past it lands on the last key
+    /// below it. Point reads (`get`) ignore it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, IteratorMode, ReadOptions};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// for k in [b"a", b"b", b"c"] {
+    ///     db.put(k, b"v").unwrap();
+    /// }
+    /// let mut ro = ReadOptions::default();
+    /// ro.set_iterate_upper_bound(b"c".to_vec());
+    /// let keys: Vec<_> = db.iterator_opt(IteratorMode::Start, ro).map(|kv| kv.unwrap().0).collect();
+    /// assert_eq!(keys, [Box::from(&b"a"[..]), Box::from(&b"b"[..])]);
+    /// ```
+    pub fn set_iterate_upper_bound<K: Into<Vec<u8>>>(&mut self, key: K) {
+        self.upper_bound = Some(key.into());
+    }
+
+    /// Whether blocks read for this read should be cached (RocksDB's
+    /// `fill_cache`, default true). The engine keeps no block cache (an
+    /// iterator holds only the block it is on, and the operating system's
+    /// page cache holds the files), so the setting is accepted and changes
+    /// nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ro = lsm_demo::ReadOptions::default();
+    /// ro.fill_cache(false); // a one-off scan: accepted
+    /// ```
+    pub fn fill_cache(&mut self, _v: bool) {}
+
+    /// Whether reads verify block checksums (RocksDB's `verify_checksums`,
+    /// default true). The engine verifies every block it reads whatever the
+    /// setting: a damaged block is always `Corruption`, never data.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ro = lsm_demo::ReadOptions::default();
+    /// ro.set_verify_checksums(false); // accepted; blocks are still checked
+    /// ```
+    pub fn set_verify_checksums(&mut self, _v: bool) {}
+
     /// Read as of `snapshot`.
     ///
     /// # Examples
@@ -675,7 +753,7 @@ impl ReadOptions {
     /// db.delete(b"a").unwrap();
     /// let mut ro = ReadOptions::default();
     /// ro.set_snapshot(&snap);
-    /// assert_eq!(db.iterator_opt(IteratorMode::Start, &ro).count(), 1);
+    /// assert_eq!(db.iterator_opt(IteratorMode::Start, ro).count(), 1);
     /// assert_eq!(db.iterator(IteratorMode::Start).count(), 0);
     /// ```
     pub fn set_snapshot(&mut self, snapshot: &crate::Snapshot<'_>) {

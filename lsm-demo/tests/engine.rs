@@ -660,3 +660,151 @@ fn properties_follow_the_engine_through_flush_and_compaction() {
         assert_eq!(db.property_int_value(unknown).unwrap(), None, "{unknown}");
     }
 }
+
+/// Iterator bounds as the `rocksdb` crate documents them: the lower bound
+/// inclusive, the upper exclusive, in both directions and from every
+/// start, over keys in tables and in the memtable.
+#[test]
+fn iterate_bounds_hold_in_every_direction() {
+    use lsm_demo::ReadOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&small_opts(MemtableKind::SkipList), dir.path()).unwrap();
+    let mut model = BTreeMap::new();
+    for i in (0..60u8).step_by(2) {
+        db.put([i], [i]).unwrap();
+        model.insert(vec![i], vec![i]);
+        if i == 30 {
+            db.flush().unwrap(); // half in a table, half in the memtable
+        }
+    }
+    let bounds = [
+        None,
+        Some(0u8),
+        Some(7),
+        Some(8),
+        Some(31),
+        Some(60),
+        Some(99),
+    ];
+    for lower in bounds {
+        for upper in bounds {
+            let ro = || {
+                let mut ro = ReadOptions::default();
+                if let Some(l) = lower {
+                    ro.set_iterate_lower_bound(vec![l]);
+                }
+                if let Some(u) = upper {
+                    ro.set_iterate_upper_bound(vec![u]);
+                }
+                ro
+            };
+            let inside =
+                |k: &Vec<u8>| lower.is_none_or(|l| k[0] >= l) && upper.is_none_or(|u| k[0] < u);
+            let want: Vec<Vec<u8>> = model.keys().filter(|k| inside(k)).cloned().collect();
+            fn collect(db: &DB, mode: IteratorMode<'_>, ro: ReadOptions) -> Vec<Vec<u8>> {
+                db.iterator_opt(mode, ro)
+                    .map(|kv| kv.unwrap().0.to_vec())
+                    .collect()
+            }
+            let keys = |mode: IteratorMode<'_>| collect(&db, mode, ro());
+            let what = format!("lower {lower:?} upper {upper:?}");
+            assert_eq!(keys(IteratorMode::Start), want, "{what}");
+            let mut reversed = want.clone();
+            reversed.reverse();
+            assert_eq!(keys(IteratorMode::End), reversed, "{what}");
+            for from in [[0u8], [7], [8], [30], [31], [59], [80]] {
+                let fwd: Vec<_> = want.iter().filter(|k| k[0] >= from[0]).cloned().collect();
+                assert_eq!(
+                    keys(IteratorMode::From(&from, Direction::Forward)),
+                    fwd,
+                    "{what} from {from:?}"
+                );
+                let back: Vec<_> = reversed
+                    .iter()
+                    .filter(|k| k[0] <= from[0])
+                    .cloned()
+                    .collect();
+                assert_eq!(
+                    keys(IteratorMode::From(&from, Direction::Reverse)),
+                    back,
+                    "{what} back from {from:?}"
+                );
+            }
+            // The raw cursor: stepping out of bounds ends it, both ways.
+            let mut it = db.raw_iterator_opt(ro());
+            it.seek_to_first();
+            assert_eq!(
+                it.key().map(<[u8]>::to_vec),
+                want.first().cloned(),
+                "{what}"
+            );
+            it.seek_to_last();
+            assert_eq!(it.key().map(<[u8]>::to_vec), want.last().cloned(), "{what}");
+            if it.valid() {
+                it.next();
+                assert!(!it.valid() && it.item().is_none(), "{what}");
+                it.status().unwrap();
+            }
+        }
+    }
+}
+
+/// `multi_get` and `batched_multi_get` as the `rocksdb` crate documents
+/// them: one result per key, in the callers' order, duplicates and absent
+/// keys included; and, here, all keys as of one point in time.
+#[test]
+fn multi_gets_answer_every_key_at_one_point_in_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(DB::open(&small_opts(MemtableKind::SkipList), dir.path()).unwrap());
+    let mut model = BTreeMap::new();
+    for i in 0..300u32 {
+        let k = (i * 7 % 300).to_be_bytes().to_vec();
+        db.put(&k, i.to_le_bytes()).unwrap();
+        model.insert(k, i.to_le_bytes().to_vec());
+        if i % 100 == 99 {
+            db.flush().unwrap();
+        }
+    }
+    let keys: Vec<Vec<u8>> = [5u32, 1000, 299, 5, 0, 150]
+        .iter()
+        .map(|i| i.to_be_bytes().to_vec())
+        .collect();
+    let want: Vec<Option<Vec<u8>>> = keys.iter().map(|k| model.get(k).cloned()).collect();
+    let got = |v: Vec<lsm_demo::Result<Option<Vec<u8>>>>| -> Vec<Option<Vec<u8>>> {
+        v.into_iter().map(Result::unwrap).collect()
+    };
+    assert_eq!(got(db.multi_get(&keys)), want);
+    assert_eq!(got(db.batched_multi_get(&keys, false)), want);
+    let mut sorted = keys.clone();
+    sorted.sort();
+    let want_sorted: Vec<_> = sorted.iter().map(|k| model.get(k).cloned()).collect();
+    assert_eq!(got(db.batched_multi_get(&sorted, true)), want_sorted);
+    assert!(db.multi_get(Vec::<Vec<u8>>::new()).is_empty());
+
+    // A writer keeps two keys equal with each batch: every multi-get sees
+    // them equal.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (db, stop) = (Arc::clone(&db), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut i = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut batch = WriteBatch::new();
+                batch.put(b"pair-a", i.to_le_bytes());
+                batch.put(b"pair-b", i.to_le_bytes());
+                db.write(batch).unwrap();
+                i += 1;
+            }
+        })
+    };
+    for round in 0..2000 {
+        let v = got(if round % 2 == 0 {
+            db.multi_get([b"pair-a", b"pair-b"])
+        } else {
+            db.batched_multi_get([b"pair-b", b"pair-a"], false)
+        });
+        assert_eq!(v[0], v[1], "round {round}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+}

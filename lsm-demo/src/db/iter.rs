@@ -28,10 +28,11 @@ impl DB {
     /// assert_eq!(keys, [b"b".to_vec().into_boxed_slice(), b"a".to_vec().into_boxed_slice()]);
     /// ```
     pub fn iterator<'a>(&'a self, mode: IteratorMode<'_>) -> DBIterator<'a> {
-        self.iterator_opt(mode, &ReadOptions::default())
+        self.iterator_opt(mode, ReadOptions::default())
     }
 
-    /// Iterates with read options (a snapshot).
+    /// Iterates with read options: a snapshot, bounds (taken by value, as
+    /// the `rocksdb` crate does).
     ///
     /// # Examples
     ///
@@ -45,10 +46,10 @@ impl DB {
     /// db.put(b"b", b"2").unwrap();
     /// let mut ro = ReadOptions::default();
     /// ro.set_snapshot(&snap);
-    /// let keys: Vec<_> = db.iterator_opt(IteratorMode::Start, &ro).map(|kv| kv.unwrap().0).collect();
+    /// let keys: Vec<_> = db.iterator_opt(IteratorMode::Start, ro).map(|kv| kv.unwrap().0).collect();
     /// assert_eq!(keys, [Box::from(&b"a"[..])]);
     /// ```
-    pub fn iterator_opt<'a>(&'a self, mode: IteratorMode<'_>, ro: &ReadOptions) -> DBIterator<'a> {
+    pub fn iterator_opt<'a>(&'a self, mode: IteratorMode<'_>, ro: ReadOptions) -> DBIterator<'a> {
         let mut raw = self.raw_iterator_opt(ro);
         let direction = match mode {
             IteratorMode::Start => {
@@ -96,10 +97,11 @@ impl DB {
     /// assert_eq!(keys, [b"a", b"b", b"c"]);
     /// ```
     pub fn raw_iterator(&self) -> DBRawIterator<'_> {
-        self.raw_iterator_opt(&ReadOptions::default())
+        self.raw_iterator_opt(ReadOptions::default())
     }
 
-    /// A cursor with read options.
+    /// A cursor with read options: a snapshot, bounds (taken by value, as
+    /// the `rocksdb` crate does).
     ///
     /// # Examples
     ///
@@ -113,22 +115,25 @@ impl DB {
     /// db.put(b"b", b"2").unwrap();
     /// let mut ro = ReadOptions::default();
     /// ro.set_snapshot(&snap);
-    /// let mut it = db.raw_iterator_opt(&ro);
+    /// let mut it = db.raw_iterator_opt(ro);
     /// it.seek_to_last();
     /// assert_eq!(it.key(), Some(&b"a"[..])); // "b" came after the snapshot
     /// ```
-    pub fn raw_iterator_opt(&self, ro: &ReadOptions) -> DBRawIterator<'_> {
+    pub fn raw_iterator_opt(&self, ro: ReadOptions) -> DBRawIterator<'_> {
         let seq = ro.snapshot.unwrap_or_else(|| self.shared.visible());
         let version = self.shared.current();
         let inner = UserIterator::new(version.iter(), seq);
         DBRawIterator {
             inner,
+            lower_bound: ro.lower_bound,
+            upper_bound: ro.upper_bound,
             _version: version,
             _db: std::marker::PhantomData,
         }
     }
 }
 
+/// Iteration direction.
 ///
 /// # Examples
 ///
@@ -224,14 +229,11 @@ impl Iterator for DBIterator<'_> {
         if self.done {
             return None;
         }
-        if !self.raw.valid() {
+        let Some((key, value)) = self.raw.item() else {
             self.done = true;
             return self.raw.status().err().map(Err);
-        }
-        let item = (
-            Box::from(self.raw.inner.key()),
-            Box::from(self.raw.inner.value()),
-        );
+        };
+        let item = (Box::from(key), Box::from(value));
         match self.direction {
             Direction::Forward => self.raw.next(),
             Direction::Reverse => self.raw.prev(),
@@ -258,6 +260,10 @@ impl Iterator for DBIterator<'_> {
 /// ```
 pub struct DBRawIterator<'a> {
     inner: UserIterator,
+    /// The read options' bounds: the cursor is valid only on keys in
+    /// `[lower_bound, upper_bound)`.
+    lower_bound: Option<Vec<u8>>,
+    upper_bound: Option<Vec<u8>>,
     _version: Arc<Version>,
     _db: std::marker::PhantomData<&'a DB>,
 }
@@ -287,7 +293,29 @@ impl DBRawIterator<'_> {
     /// assert!(!it.valid()); // past the last key
     /// ```
     pub fn valid(&self) -> bool {
-        self.inner.valid()
+        self.inner.valid() && self.in_bounds(self.inner.key())
+    }
+
+    fn in_bounds(&self, key: &[u8]) -> bool {
+        self.lower_bound.as_deref().is_none_or(|lower| key >= lower)
+            && self.upper_bound.as_deref().is_none_or(|upper| key < upper)
+    }
+
+    /// The current key and value, or `None` when not on an entry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// let mut it = db.raw_iterator();
+    /// assert_eq!(it.item(), None);
+    /// it.seek_to_first();
+    /// assert_eq!(it.item(), Some((&b"k"[..], &b"v"[..])));
+    /// ```
+    pub fn item(&self) -> Option<(&[u8], &[u8])> {
+        self.valid().then(|| (self.inner.key(), self.inner.value()))
     }
     /// The first error met, if any.
     ///
@@ -330,7 +358,10 @@ impl DBRawIterator<'_> {
     /// assert_eq!(it.key(), Some(&b"a"[..]));
     /// ```
     pub fn seek_to_first(&mut self) {
-        self.inner.seek_to_first()
+        match &self.lower_bound {
+            Some(lower) => self.inner.seek(lower),
+            None => self.inner.seek_to_first(),
+        }
     }
     /// Moves to the last key.
     ///
@@ -346,7 +377,15 @@ impl DBRawIterator<'_> {
     /// assert_eq!(it.key(), Some(&b"b"[..]));
     /// ```
     pub fn seek_to_last(&mut self) {
-        self.inner.seek_to_last()
+        match &self.upper_bound {
+            Some(upper) => {
+                self.inner.seek_for_prev(upper);
+                if self.inner.valid() && self.inner.key() == &upper[..] {
+                    self.inner.prev();
+                }
+            }
+            None => self.inner.seek_to_last(),
+        }
     }
     /// Moves to the first key `>= key`.
     ///
@@ -364,7 +403,10 @@ impl DBRawIterator<'_> {
     /// assert!(!it.valid());
     /// ```
     pub fn seek(&mut self, key: impl AsRef<[u8]>) {
-        self.inner.seek(key.as_ref())
+        match &self.lower_bound {
+            Some(lower) if key.as_ref() < &lower[..] => self.inner.seek(lower),
+            _ => self.inner.seek(key.as_ref()),
+        }
     }
     /// Moves to the last key `<= key`.
     ///
@@ -382,7 +424,10 @@ impl DBRawIterator<'_> {
     /// assert!(!it.valid());
     /// ```
     pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) {
-        self.inner.seek_for_prev(key.as_ref())
+        match &self.upper_bound {
+            Some(upper) if key.as_ref() >= &upper[..] => self.seek_to_last(),
+            _ => self.inner.seek_for_prev(key.as_ref()),
+        }
     }
     /// Moves to the next key; no-op when not valid.
     ///
@@ -402,7 +447,7 @@ impl DBRawIterator<'_> {
     /// assert_eq!(it.key(), None);
     /// ```
     pub fn next(&mut self) {
-        if self.inner.valid() {
+        if self.valid() {
             self.inner.next()
         }
     }
@@ -423,7 +468,7 @@ impl DBRawIterator<'_> {
     /// assert!(!it.valid());
     /// ```
     pub fn prev(&mut self) {
-        if self.inner.valid() {
+        if self.valid() {
             self.inner.prev()
         }
     }
@@ -441,7 +486,7 @@ impl DBRawIterator<'_> {
     /// assert_eq!(it.key(), Some(&b"k"[..]));
     /// ```
     pub fn key(&self) -> Option<&[u8]> {
-        self.inner.valid().then(|| self.inner.key())
+        self.item().map(|(k, _)| k)
     }
     /// The current value.
     ///
@@ -459,6 +504,6 @@ impl DBRawIterator<'_> {
     /// assert_eq!(it.value(), None);
     /// ```
     pub fn value(&self) -> Option<&[u8]> {
-        self.inner.valid().then(|| self.inner.value())
+        self.item().map(|(_, v)| v)
     }
 }

@@ -90,12 +90,7 @@ impl Snapshot<'_> {
     /// assert_eq!(snap.get(b"absent").unwrap(), None);
     /// ```
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        self.db.get_opt(
-            key,
-            &ReadOptions {
-                snapshot: Some(self.sequence),
-            },
-        )
+        self.db.get_opt(key, &self.read_options())
     }
 
     /// Iterates as of the snapshot.
@@ -115,12 +110,15 @@ impl Snapshot<'_> {
     /// assert_eq!(pairs, [(Box::from(&b"a"[..]), Box::from(&b"1"[..]))]);
     /// ```
     pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIterator<'_> {
-        self.db.iterator_opt(
-            mode,
-            &ReadOptions {
-                snapshot: Some(self.sequence),
-            },
-        )
+        self.db.iterator_opt(mode, self.read_options())
+    }
+
+    /// Read options that read as of this snapshot.
+    fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            snapshot: Some(self.sequence),
+            ..ReadOptions::default()
+        }
     }
 }
 
@@ -136,7 +134,6 @@ impl Drop for Snapshot<'_> {
     }
 }
 
-/// Iteration direction.
 impl Shared {
     pub(super) fn oldest_snapshot(&self) -> u64 {
         let snaps = self.snapshots.lock().expect("snapshot list");
