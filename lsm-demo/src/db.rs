@@ -66,6 +66,7 @@ use ordered_publish::{OrderedQueue, Sequencer, Tracker};
 mod background;
 mod bg_error;
 mod iter;
+mod manual_compaction;
 mod multi_get;
 mod open;
 mod properties;

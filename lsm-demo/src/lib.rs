@@ -104,8 +104,8 @@ pub use db::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use options::{
-    MAX_KEY_LEN, MAX_VALUE_LEN, MemtableKind, Options, ReadOptions, WaitForCompactOptions,
-    WriteOptions,
+    BottommostLevelCompaction, CompactOptions, MAX_KEY_LEN, MAX_VALUE_LEN, MemtableKind, Options,
+    ReadOptions, WaitForCompactOptions, WriteOptions,
 };
 pub use recovery::RecoveryStats;
 pub use wal::DBRecoveryMode;

@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use crate::wal::DBRecoveryMode;
 
 mod compaction;
-pub use compaction::WaitForCompactOptions;
+pub use compaction::{BottommostLevelCompaction, CompactOptions, WaitForCompactOptions};
 
 /// Largest key the engine accepts (bytes). Longer keys get
 /// [`Error::InvalidArgument`].

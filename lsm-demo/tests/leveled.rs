@@ -232,3 +232,108 @@ fn writes_slow_down_and_stop_on_level_0_and_still_finish() {
     assert!(stalls.slowdowns > 0, "{stalls:?}");
     check(&db, &model);
 }
+
+/// `compact_range` as RocksDB's `CompactRange`: the range ends on one level,
+/// older versions and tombstones no snapshot needs are gone, a snapshot's
+/// view survives, and files outside the range are left alone.
+#[test]
+fn compact_range_merges_the_range_down_and_keeps_what_snapshots_need() {
+    use lsm_demo::properties::{self as p, num_files_at_level};
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_level_zero_file_num_compaction_trigger(20); // no automatic compaction here
+    let db = DB::open(&o, dir.path()).unwrap();
+    let files_at = |l: usize| {
+        db.property_int_value(num_files_at_level(l))
+            .unwrap()
+            .unwrap()
+    };
+    let keys = |db: &DB| {
+        db.property_int_value(p::ESTIMATE_NUM_KEYS)
+            .unwrap()
+            .unwrap()
+    };
+
+    // Level-0 files far from the range: nothing moves.
+    for k in 0..50u32 {
+        db.put(format!("x{k:03}"), b"1").unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(Some(b"a"), Some(b"b")).unwrap();
+    assert_eq!(files_at(0), 1);
+
+    for round in 0..3u32 {
+        for k in 0..50u32 {
+            db.put(format!("k{k:03}"), round.to_le_bytes()).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let snap = db.snapshot(); // sees every k at round 2
+    for k in 0..25u32 {
+        db.delete(format!("k{k:03}")).unwrap();
+    }
+    db.flush().unwrap();
+    assert_eq!(files_at(0), 5);
+    assert_eq!(keys(&db), 50 + 3 * 50 + 25);
+
+    db.compact_range(Some(b"k"), Some(b"l")).unwrap();
+    // Level 0 went down whole (its files overlap), and with it the x file.
+    assert_eq!(files_at(0), 0);
+    let total: u64 = (1..7).map(files_at).sum();
+    assert!(total >= 1);
+    // The snapshot still needs round 2 of every k and the tombstones.
+    assert_eq!(keys(&db), 50 + 50 + 25);
+    for k in 0..50u32 {
+        let key = format!("k{k:03}");
+        assert_eq!(snap.get(&key).unwrap(), Some(2u32.to_le_bytes().to_vec()));
+        let now = db.get(&key).unwrap();
+        assert_eq!(now, (k >= 25).then(|| 2u32.to_le_bytes().to_vec()), "{key}");
+    }
+    drop(snap);
+    // The data is on the last level: a plain compact_range leaves it.
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    assert_eq!(keys(&db), 50 + 50 + 25);
+    // Rewriting the last level drops what nothing needs any more.
+    let mut force = lsm_demo::CompactOptions::default();
+    force.set_bottommost_level_compaction(lsm_demo::BottommostLevelCompaction::Force);
+    db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &force)
+        .unwrap();
+    assert_eq!(keys(&db), 50 + 25);
+    assert_eq!(db.iterator(lsm_demo::IteratorMode::Start).count(), 75);
+    drop(db);
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert_eq!(db.iterator(lsm_demo::IteratorMode::Start).count(), 75);
+}
+
+/// Writers and automatic compactions go on beside a manual compaction.
+#[test]
+fn compact_range_runs_beside_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_write_buffer_size(64 << 10);
+    o.set_level_zero_file_num_compaction_trigger(2);
+    o.set_target_file_size_base(64 << 10);
+    let db = std::sync::Arc::new(DB::open(&o, dir.path()).unwrap());
+    let writer = {
+        let db = std::sync::Arc::clone(&db);
+        std::thread::spawn(move || {
+            for i in 0..20_000u32 {
+                db.put((i % 5_000).to_be_bytes(), i.to_le_bytes()).unwrap();
+            }
+        })
+    };
+    for _ in 0..5 {
+        db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    }
+    writer.join().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    for k in 0..5_000u32 {
+        let last = 15_000 + k;
+        assert_eq!(
+            db.get(k.to_be_bytes()).unwrap(),
+            Some(last.to_le_bytes().to_vec())
+        );
+    }
+}

@@ -246,6 +246,69 @@ fn pick_file(
     best.map(|(_, p)| p)
 }
 
+/// A step of a manual compaction (`DB::compact_range`): the files of
+/// `level` that hold a user key in `[start, end]` (an open end unbounded),
+/// into `output_level` with the files they overlap there. On level 0 every
+/// file goes once one is in the range: its files overlap one another, and
+/// an older one left behind would hide the newer versions moved down.
+/// With `output_level == level` the files are rewritten in place (nothing
+/// else on the level overlaps them). `None` when nothing on `level` is in
+/// the range or a file is busy.
+pub(crate) fn pick_range(
+    levels: &Levels<'_>,
+    level: usize,
+    output_level: usize,
+    start: Option<&[u8]>,
+    end: Option<&[u8]>,
+    running: &[Running],
+) -> Option<Pick> {
+    let in_range = |f: &FileMeta| {
+        start.is_none_or(|s| user_key(&f.largest) >= s)
+            && end.is_none_or(|e| user_key(&f.smallest) <= e)
+    };
+    let inputs: Vec<&FileMeta> = if level == 0 {
+        if !levels[0].iter().any(|f| in_range(f)) {
+            return None;
+        }
+        levels[0].clone()
+    } else {
+        levels[level]
+            .iter()
+            .copied()
+            .filter(|f| in_range(f))
+            .collect()
+    };
+    if inputs.is_empty() {
+        return None;
+    }
+    let busy = busy_files(running);
+    if inputs.iter().any(|f| busy.contains(&f.number)) {
+        return None;
+    }
+    if output_level == level {
+        let mut pick = finish_pick(level, level, &inputs, Vec::new(), false, &busy, running)?;
+        // A rewrite, never a move onto itself.
+        pick.trivial_move = false;
+        return Some(pick);
+    }
+    let (lo, hi) = key_range(inputs.iter().copied());
+    let overlaps = overlapping(&levels[output_level], lo, hi);
+    let mut sorted = inputs.clone();
+    sorted.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
+    let disjoint = sorted
+        .windows(2)
+        .all(|w| user_key(&w[0].largest) < user_key(&w[1].smallest));
+    finish_pick(
+        level,
+        output_level,
+        &inputs,
+        overlaps,
+        disjoint,
+        &busy,
+        running,
+    )
+}
+
 /// The pick of `inputs` with `overlaps`, unless a file is busy or a
 /// running compaction writes into the same range of `output_level`.
 fn finish_pick(
@@ -507,5 +570,38 @@ mod tests {
         // Level 0 and the base (1 400), then the base's 400 excess times
         // one plus its fan-out (10 000 / 1 400).
         assert_eq!(pending, 1_400 + (400.0 * (1.0 + 10_000.0 / 1_400.0)) as u64);
+    }
+
+    #[test]
+    fn a_range_takes_all_of_level_0_and_only_its_files_below() {
+        let files = [
+            (0, file(1, "a", "c", 100)),
+            (0, file(2, "x", "z", 100)),
+            (5, file(3, "a", "b", 100)),
+            (5, file(4, "d", "f", 100)),
+            (5, file(5, "m", "p", 100)),
+            (6, file(6, "a", "e", 100)),
+            (6, file(7, "n", "o", 100)),
+        ];
+        let l = levels(&files);
+        // Level 0: one file in the range takes both (they may overlap).
+        let p = pick_range(&l, 0, 5, Some(b"b"), Some(b"b"), &[]).unwrap();
+        assert_eq!((p.inputs.len(), p.overlaps.clone()), (2, vec![3, 4, 5]));
+        assert!(pick_range(&l, 0, 5, Some(b"d"), Some(b"e"), &[]).is_none());
+        // Level 5: the files in [c, e], with what they overlap below.
+        let p = pick_range(&l, 5, 6, Some(b"c"), Some(b"e"), &[]).unwrap();
+        assert_eq!((p.inputs.clone(), p.overlaps.clone()), (vec![4], vec![6]));
+        assert!(!p.trivial_move);
+        // Open ends.
+        let p = pick_range(&l, 5, 6, Some(b"g"), None, &[]).unwrap();
+        assert_eq!((p.inputs.clone(), p.overlaps.clone()), (vec![5], vec![7]));
+        let p = pick_range(&l, 5, 6, None, Some(b"b"), &[]).unwrap();
+        assert_eq!(p.inputs, [3]);
+        // The last level into itself: a rewrite, never a move.
+        let p = pick_range(&l, 6, 6, None, None, &[]).unwrap();
+        assert_eq!((p.inputs.clone(), p.overlaps.clone()), (vec![6, 7], vec![]));
+        assert!(!p.trivial_move);
+        // A busy file waits.
+        assert!(pick_range(&l, 5, 6, Some(b"c"), Some(b"e"), &[p.running()]).is_none());
     }
 }

@@ -38,6 +38,9 @@ pub(super) struct Background {
     pub(super) stalls: WriteStallStats,
     /// When the last memtable switch happened: slowdowns space switches.
     pub(super) last_switch: Instant,
+    /// A manual compaction (`DB::compact_range`) is under way: the
+    /// compaction threads pick nothing meanwhile.
+    pub(super) manual_compaction: bool,
 }
 
 impl Background {
@@ -51,6 +54,7 @@ impl Background {
             level_stats: Default::default(),
             stalls: WriteStallStats::default(),
             last_switch: Instant::now(),
+            manual_compaction: false,
         }
     }
 
@@ -70,7 +74,7 @@ fn shape_of(version: &Version, opts: &Options) -> (LevelShape, u64) {
 }
 
 /// The version's tables as the picker sees them.
-fn levels_of(version: &Version) -> Levels<'_> {
+pub(super) fn levels_of(version: &Version) -> Levels<'_> {
     std::array::from_fn(|l| version.levels[l].iter().map(|t| &t.meta).collect())
 }
 
@@ -214,6 +218,9 @@ impl Shared {
 
     /// The compaction to run next, as `st` stands.
     fn pick_compaction(&self, st: &State) -> Option<Pick> {
+        if st.bg.manual_compaction {
+            return None;
+        }
         picker::pick(
             &levels_of(&st.version),
             &st.bg.shape,
@@ -327,7 +334,7 @@ impl Shared {
     }
 
     /// Runs `pick` against `version`, the version it was picked from.
-    fn run_compaction(&self, pick: &Pick, version: &Version) -> Result<()> {
+    pub(super) fn run_compaction(&self, pick: &Pick, version: &Version) -> Result<()> {
         let started = Instant::now();
         let files = |level: usize, numbers: &[u64]| -> Vec<Arc<TableFile>> {
             version.levels[level]

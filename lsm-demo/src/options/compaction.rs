@@ -415,3 +415,70 @@ impl WaitForCompactOptions {
         self
     }
 }
+
+/// Whether a manual compaction ([`DB::compact_range_opt`]) also rewrites
+/// the files of the last level in its range (the `rocksdb` crate's names).
+///
+/// [`DB::compact_range_opt`]: crate::DB::compact_range_opt
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::{BottommostLevelCompaction, CompactOptions};
+///
+/// let mut opts = CompactOptions::default();
+/// opts.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BottommostLevelCompaction {
+    /// Leave the last level as it is.
+    Skip,
+    /// Rewrite the last level only with a compaction filter; the engine has
+    /// none, so the same as `Skip` (RocksDB's default).
+    #[default]
+    IfHaveCompactionFilter,
+    /// Rewrite the last level's files in the range too: drops the versions
+    /// and tombstones there that no snapshot needs any more.
+    Force,
+    /// As `Force` (RocksDB skips the files the same compaction just wrote;
+    /// the engine rewrites them too).
+    ForceOptimized,
+}
+
+/// Options of [`DB::compact_range_opt`], with the `rocksdb` crate's names.
+///
+/// [`DB::compact_range_opt`]: crate::DB::compact_range_opt
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{BottommostLevelCompaction, CompactOptions, DB};
+///
+/// let db = DB::open_default(dir.path()).unwrap();
+/// db.put(b"k", b"v").unwrap();
+/// let mut opts = CompactOptions::default();
+/// opts.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
+/// db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &opts).unwrap();
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct CompactOptions {
+    pub(crate) bottommost_level_compaction: BottommostLevelCompaction,
+}
+
+impl CompactOptions {
+    /// Whether the last level is rewritten too (default
+    /// [`BottommostLevelCompaction::IfHaveCompactionFilter`]: no).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::{BottommostLevelCompaction, CompactOptions};
+    ///
+    /// let mut opts = CompactOptions::default();
+    /// opts.set_bottommost_level_compaction(BottommostLevelCompaction::Skip);
+    /// ```
+    pub fn set_bottommost_level_compaction(&mut self, v: BottommostLevelCompaction) {
+        self.bottommost_level_compaction = v;
+    }
+}
