@@ -30,7 +30,7 @@ enum Command {
     /// Random operations checked against an expected-state file.
     Stress(cli::stress::StressArgs),
     /// Kill `stress` at random, reopen and verify, in a loop.
-    Crashtest(cli::stress::CrashArgs),
+    Crashtest(cli::crashtest::CrashArgs),
     /// Check every checksum of every live file (as `ldb verify_checksum`).
     Verify(cli::admin::VerifyArgs),
     /// Rebuild the database from the tables and logs that read cleanly.
@@ -52,7 +52,7 @@ fn main() {
             cli::bench::run(args, default_suite).map(|_| ())
         }
         Command::Stress(args) => cli::stress::stress(args),
-        Command::Crashtest(args) => cli::stress::crashtest(args),
+        Command::Crashtest(args) => cli::crashtest::crashtest(args),
         Command::Verify(args) => cli::admin::verify(args),
         Command::Repair(args) => cli::admin::repair(args),
     };

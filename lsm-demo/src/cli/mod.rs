@@ -4,6 +4,8 @@ use std::path::Path;
 
 pub mod admin;
 pub mod bench;
+pub mod crashtest;
+pub mod expected;
 pub mod levels;
 pub mod power_loss;
 pub mod stress;

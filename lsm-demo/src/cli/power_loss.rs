@@ -19,7 +19,9 @@ use lsm_demo::{DB, Options, WriteOptions};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::stress::{CrashArgs, Expected, Verified, clock_seed, one_op, verify};
+use super::crashtest::CrashArgs;
+use super::expected::{Expected, Verified, verify};
+use super::stress::{clock_seed, one_op};
 
 const DIR: &str = "/power-loss/db";
 
