@@ -16,6 +16,7 @@ use lsm_demo::DB;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::MemtableRep;
 use super::expected::{Expected, Verified, verify};
 use super::stress::{check_workload, clock_seed, expected_path, options, parse_bool};
 
@@ -44,9 +45,9 @@ pub struct CrashArgs {
     /// Sync every write (1) or none (0).
     #[arg(long, default_value = "1", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub sync: bool,
-    /// Memtable: skip_list or vector.
-    #[arg(long, default_value = "skip_list")]
-    pub memtablerep: String,
+    /// Memtable representation.
+    #[arg(long, value_enum, default_value_t = MemtableRep::SkipList)]
+    pub memtablerep: MemtableRep,
     /// Random seed (0: from the clock).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -74,7 +75,7 @@ pub fn crashtest(a: CrashArgs) -> Result<(), String> {
             a.max_run_ms
         ));
     }
-    let opts = options(&a.memtablerep, 256 << 10)?;
+    let opts = options(a.memtablerep, 256 << 10);
     if a.power_loss {
         return super::power_loss::run(&a, &opts);
     }
@@ -209,11 +210,13 @@ mod tests {
             ("--max_run_ms=99999999", "--max_run_ms=99999999"),
             ("--threads=0", "--threads=0"),
             ("--keys=0", "--keys=0"),
-            ("--memtablerep=hash", "--memtablerep=hash"),
         ] {
             let e = crashtest(crash_args(&[flag])).unwrap_err();
             assert!(e.contains(named), "{flag}: {e}");
         }
+        let bad_rep =
+            Cli::try_parse_from(["lsm-demo", "crashtest", "--memtablerep=hash"]).unwrap_err();
+        assert!(bad_rep.to_string().contains("invalid value 'hash'"));
         let bad_bool = Cli::try_parse_from(["lsm-demo", "crashtest", "--sync=2"]).unwrap_err();
         assert!(
             bad_bool

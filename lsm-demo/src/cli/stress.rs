@@ -7,10 +7,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use lsm_demo::{DB, IteratorMode, MemtableKind, Options, WriteBatch, WriteOptions};
+use lsm_demo::{DB, IteratorMode, Options, WriteBatch, WriteOptions};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::MemtableRep;
 use super::expected::{Expected, key_bytes, value_bytes, value_id, verify};
 
 /// Flags of `lsm-demo stress`.
@@ -41,9 +42,9 @@ pub struct StressArgs {
     /// Sync every write (1) or none (0).
     #[arg(long, default_value = "1", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub sync: bool,
-    /// Memtable: skip_list or vector.
-    #[arg(long, default_value = "skip_list")]
-    pub memtablerep: String,
+    /// Memtable representation.
+    #[arg(long, value_enum, default_value_t = MemtableRep::SkipList)]
+    pub memtablerep: MemtableRep,
     /// Small memtables, so flushes and compactions run often.
     #[arg(long, default_value_t = 256 << 10)]
     pub write_buffer_size: usize,
@@ -76,7 +77,7 @@ pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
-pub(crate) fn options(memtablerep: &str, write_buffer_size: usize) -> Result<Options, String> {
+pub(crate) fn options(memtablerep: MemtableRep, write_buffer_size: usize) -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_write_buffer_size(write_buffer_size);
@@ -91,12 +92,8 @@ pub(crate) fn options(memtablerep: &str, write_buffer_size: usize) -> Result<Opt
     o.set_max_bytes_for_level_multiplier(4.0);
     o.set_target_file_size_base((write_buffer_size as u64 / 4).max(64 << 10));
     o.set_max_background_jobs(3);
-    o.set_memtable_kind(match memtablerep {
-        "skip_list" => MemtableKind::SkipList,
-        "vector" => MemtableKind::Vector,
-        other => return Err(format!("--memtablerep={other}: use skip_list or vector")),
-    });
-    Ok(o)
+    o.set_memtable_kind(memtablerep.kind());
+    o
 }
 
 pub(crate) fn expected_path(db: &Path, explicit: &Option<PathBuf>) -> PathBuf {
@@ -110,7 +107,7 @@ pub(crate) fn expected_path(db: &Path, explicit: &Option<PathBuf>) -> PathBuf {
 /// `lsm-demo stress`: verifies what the last run left, then runs the workload.
 pub fn stress(a: StressArgs) -> Result<(), String> {
     check_workload(a.threads, a.keys)?;
-    let opts = options(&a.memtablerep, a.write_buffer_size)?;
+    let opts = options(a.memtablerep, a.write_buffer_size);
     opts.validate().map_err(|e| e.to_string())?;
     let db = DB::open(&opts, &a.db).map_err(|e| format!("opening {}: {e}", a.db.display()))?;
     let seed = if a.seed == 0 { clock_seed() } else { a.seed };
@@ -357,12 +354,22 @@ mod tests {
             ("--keys=0", "--keys=0"),
             ("--keys=4000000000", "--keys=4000000000"),
             ("--write_buffer_size=10", "write_buffer_size 10"),
-            ("--memtablerep=hash", "--memtablerep=hash"),
         ] {
             let e = stress(stress_args(&[flag])).unwrap_err();
             assert!(e.contains(named), "{flag}: {e}");
         }
         // Nothing was created for a refused run.
         assert!(!Path::new("/nonexistent/stress-db").exists());
+    }
+
+    #[test]
+    fn memtablerep_is_one_of_db_bench_names() {
+        assert_eq!(stress_args(&[]).memtablerep, MemtableRep::SkipList);
+        let v = stress_args(&["--memtablerep=vector"]);
+        assert_eq!(v.memtablerep, MemtableRep::Vector);
+        let e = Cli::try_parse_from(["lsm-demo", "stress", "--db=x", "--memtablerep=hash"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("invalid value 'hash' for '--memtablerep"), "{e}");
     }
 }

@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use lsm_demo::{MAX_KEY_LEN, MAX_VALUE_LEN, MemtableKind, Options};
+use lsm_demo::{MAX_KEY_LEN, MAX_VALUE_LEN, Options};
+
+use crate::cli::MemtableRep;
 
 /// db_bench's flags that `lsm-demo bench` understands, with db_bench's names,
 /// meanings and defaults.
@@ -33,9 +35,9 @@ pub struct BenchArgs {
     /// Writes per batch.
     #[arg(long, default_value_t = 1)]
     pub batch_size: usize,
-    /// skip_list or vector.
-    #[arg(long, default_value = "skip_list")]
-    pub memtablerep: String,
+    /// Memtable representation.
+    #[arg(long, value_enum, default_value_t = MemtableRep::SkipList)]
+    pub memtablerep: MemtableRep,
     /// Parallel memtable inserts by the members of a write group.
     #[arg(long, default_value = "true", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub allow_concurrent_memtable_write: bool,
@@ -202,27 +204,17 @@ pub(super) fn check_args(args: &BenchArgs) -> Result<(), String> {
     }
     // The engine's own checks (write_buffer_size, max_write_buffer_number,
     // unordered_write), before anything is created.
-    db_options(args, &args.memtablerep)?
+    db_options(args, args.memtablerep)
         .validate()
         .map_err(|e| e.to_string())
 }
 
-fn memtable_kind(rep: &str) -> Result<MemtableKind, String> {
-    match rep {
-        "skip_list" => Ok(MemtableKind::SkipList),
-        "vector" => Ok(MemtableKind::Vector),
-        other => Err(format!(
-            "--memtablerep={other} is not supported; use skip_list or vector"
-        )),
-    }
-}
-
-pub(super) fn db_options(args: &BenchArgs, rep: &str) -> Result<Options, String> {
+pub(super) fn db_options(args: &BenchArgs, rep: MemtableRep) -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_write_buffer_size(args.write_buffer_size);
     o.set_max_write_buffer_number(args.max_write_buffer_number);
-    o.set_memtable_kind(memtable_kind(rep)?);
+    o.set_memtable_kind(rep.kind());
     o.set_allow_concurrent_memtable_write(args.allow_concurrent_memtable_write);
     o.set_unordered_write(args.unordered_write);
     o.set_group_commit_wait(args.group_commit_wait);
@@ -234,7 +226,7 @@ pub(super) fn db_options(args: &BenchArgs, rep: &str) -> Result<Options, String>
         barge_spins: args.write_group_barge_spins,
         ..write_group::Options::default()
     });
-    Ok(o)
+    o
 }
 
 #[cfg(test)]
@@ -267,7 +259,6 @@ mod tests {
             (&["--batch_size=100000000"], "--batch_size=100000000"),
             (&["--num=0"], "--num"),
             (&["--reads=-2"], "--reads=-2"),
-            (&["--memtablerep=hash"], "--memtablerep=hash"),
             (&["--disable_wal=1", "--sync=1"], "--disable_wal"),
             (
                 &["--disable_wal=1", "--benchmarks=fillseq,fillsync"],
@@ -296,6 +287,24 @@ mod tests {
         assert!(
             bad_bool.contains("expected 0, 1, true or false"),
             "{bad_bool}"
+        );
+    }
+
+    #[test]
+    fn memtablerep_takes_db_bench_names() {
+        assert_eq!(bench_args(&[]).memtablerep, MemtableRep::SkipList);
+        for (flags, rep) in [
+            (&["--memtablerep=skip_list"][..], MemtableRep::SkipList),
+            (&["--memtablerep", "vector"], MemtableRep::Vector),
+        ] {
+            assert_eq!(bench_args(flags).memtablerep, rep, "{flags:?}");
+        }
+        // Anything else is clap's usage error, which lists the choices.
+        let e = bench_args_err(&["--memtablerep=hash"]);
+        assert!(
+            e.contains("invalid value 'hash' for '--memtablerep")
+                && e.contains("[possible values: skip_list, vector]"),
+            "{e}"
         );
     }
 
@@ -340,7 +349,7 @@ mod tests {
         assert!(d.enable_write_thread_adaptive_yield);
         assert_eq!(d.write_group_barge_spins, 256);
         // They reach the write group, which sync writers gather in.
-        let o = db_options(&a, "skip_list").unwrap();
+        let o = db_options(&a, MemtableRep::SkipList);
         let wg = o.write_group_options();
         assert_eq!(
             (

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use lsm_demo::DB;
 
+use super::MemtableRep;
+
 mod flags;
 mod report;
 mod workload;
@@ -59,13 +61,13 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
         _tmp: tmp,
     };
     let plan: Vec<Row> = if default_suite {
-        let row = |w, threads, rep: &str, num| Row {
+        let row = |w, threads, rep, num| Row {
             w,
             threads,
-            rep: rep.to_string(),
+            rep,
             num,
         };
-        let rep = cfg.args.memtablerep.clone();
+        let rep = cfg.args.memtablerep;
         let mut p: Vec<Row> = [
             Workload::FillSeq,
             Workload::FillRandom,
@@ -74,10 +76,10 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
             Workload::ReadSeq,
         ]
         .into_iter()
-        .map(|w| row(w, 1, &rep, cfg.args.num))
+        .map(|w| row(w, 1, rep, cfg.args.num))
         .collect();
         // The thread rows split the same total work, as vs-rocksdb.sh does.
-        for rep in ["skip_list", "vector"] {
+        for rep in [MemtableRep::SkipList, MemtableRep::Vector] {
             for t in [1, 2, 8] {
                 p.push(row(Workload::FillRandom, t, rep, cfg.args.num / t as u64));
             }
@@ -95,7 +97,7 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
                 Workload::parse(s).map(|w| Row {
                     w,
                     threads: cfg.args.threads,
-                    rep: cfg.args.memtablerep.clone(),
+                    rep: cfg.args.memtablerep,
                     num: cfg.args.num,
                 })
             })
@@ -103,7 +105,7 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
     };
     print_header(&cfg);
     let mut results = Vec::new();
-    let mut db: Option<(DB, String)> = None;
+    let mut db: Option<(DB, MemtableRep)> = None;
     // Keys and values written since the database was opened.
     let mut user_bytes: u64 = 0;
     for row in plan {
@@ -114,7 +116,7 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
                 DB::destroy(&lsm_demo::Options::default(), &cfg.dir)
                     .map_err(|e| format!("wiping {}: {e}", cfg.dir.display()))?;
             }
-            db = Some((open_db(&cfg, &row.rep)?, row.rep.clone()));
+            db = Some((open_db(&cfg, row.rep)?, row.rep));
             user_bytes = 0;
         }
         let open = &db.as_ref().expect("opened").0;
@@ -162,13 +164,13 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
 struct Row {
     w: Workload,
     threads: usize,
-    rep: String,
+    rep: MemtableRep,
     /// Keys (and writes per thread) for this row.
     num: u64,
 }
 
-fn open_db(cfg: &Config, rep: &str) -> Result<DB, String> {
-    let o = db_options(&cfg.args, rep)?;
+fn open_db(cfg: &Config, rep: MemtableRep) -> Result<DB, String> {
+    let o = db_options(&cfg.args, rep);
     DB::open(&o, &cfg.dir).map_err(|e| format!("opening {}: {e}", cfg.dir.display()))
 }
 

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::Config;
+use crate::cli::MemtableRep;
 
 /// One benchmark's outcome, as printed and as written to JSON.
 #[derive(Debug, Clone, Serialize)]
@@ -13,7 +14,7 @@ pub struct BenchResult {
     /// Threads.
     pub threads: usize,
     /// Memtable representation.
-    pub memtablerep: String,
+    pub memtablerep: MemtableRep,
     /// Operations done by all threads.
     pub ops: u64,
     /// Wall-clock seconds from the first thread's start to the last's end.
@@ -117,7 +118,7 @@ mod tests {
         let r = BenchResult {
             name: "fillrandom".into(),
             threads: 1,
-            memtablerep: "skip_list".into(),
+            memtablerep: MemtableRep::SkipList,
             ops: 1_000_000,
             seconds: 5.65,
             micros_per_op: 5.65,

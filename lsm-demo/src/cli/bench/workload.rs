@@ -74,7 +74,7 @@ pub fn make_key(k: u64, key_size: usize, out: &mut Vec<u8>) {
 
 pub(super) fn run_one(cfg: &Config, db: &DB, row: &Row) -> Result<BenchResult, String> {
     let a = &cfg.args;
-    let (w, threads, rep) = (row.w, row.threads, &row.rep);
+    let (w, threads, rep) = (row.w, row.threads, row.rep);
     let per_thread = match w {
         Workload::FillSync => (row.num / 1000).max(1),
         Workload::ReadRandom | Workload::ReadSeq if a.reads >= 0 => a.reads as u64,
@@ -154,7 +154,7 @@ pub(super) fn run_one(cfg: &Config, db: &DB, row: &Row) -> Result<BenchResult, S
     Ok(BenchResult {
         name: w.name().to_string(),
         threads,
-        memtablerep: rep.to_string(),
+        memtablerep: rep,
         ops: total,
         seconds: secs,
         micros_per_op: busy_micros.load(Ordering::Relaxed) as f64 / total as f64,
