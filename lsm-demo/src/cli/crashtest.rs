@@ -16,6 +16,7 @@ use lsm_demo::DB;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::Error;
 use super::MemtableRep;
 use super::expected::{Expected, Verified, verify};
 use super::stress::{check_workload, clock_seed, expected_path, options, parse_bool};
@@ -61,19 +62,19 @@ pub struct CrashArgs {
 
 /// `lsm-demo crashtest`: start `stress`, SIGKILL it at a random moment,
 /// reopen and verify; repeat.
-pub fn crashtest(a: CrashArgs) -> Result<(), String> {
+pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
     check_workload(a.threads, a.keys)?;
     if let Some(dir) = &a.db {
         super::check_db_dir(dir, "crashtest")?;
     }
     if a.kills == 0 {
-        return Err("--kills must be at least 1".into());
+        return Err(Error::usage("--kills must be at least 1"));
     }
     if a.max_run_ms == 0 || a.max_run_ms > MAX_RUN_MS {
-        return Err(format!(
+        return Err(Error::usage(format!(
             "--max_run_ms={} is outside [1, {MAX_RUN_MS}]",
             a.max_run_ms
-        ));
+        )));
     }
     let opts = options(a.memtablerep, 256 << 10);
     if a.power_loss {
@@ -88,11 +89,13 @@ pub fn crashtest(a: CrashArgs) -> Result<(), String> {
     let dir = match &a.db {
         Some(d) => d.clone(),
         None => {
-            tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+            tmp =
+                tempfile::tempdir().map_err(|e| Error::io("creating a temporary directory", e))?;
             tmp.path().join("db")
         }
     };
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe =
+        std::env::current_exe().map_err(|e| Error::io("finding the lsm-demo executable", e))?;
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut total = Verified::default();
     let mut survived = 0;
@@ -114,7 +117,7 @@ pub fn crashtest(a: CrashArgs) -> Result<(), String> {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
-            .map_err(|e| format!("starting stress: {e}"))?;
+            .map_err(|e| Error::io("starting stress", e))?;
         // Keep the last progress line; reading also keeps the pipe from
         // filling up in long runs.
         let progress = child.stdout.take().map(|out| {
@@ -141,17 +144,19 @@ pub fn crashtest(a: CrashArgs) -> Result<(), String> {
                 use std::io::Read;
                 let _ = s.read_to_string(&mut err);
             }
-            return Err(format!(
+            return Err(Error::Verification(format!(
                 "round {round}: stress exited early ({status}): {err}"
-            ));
+            )));
         }
-        child.kill().map_err(|e| format!("killing stress: {e}"))?; // SIGKILL
+        child.kill().map_err(|e| Error::io("killing stress", e))?; // SIGKILL
         let _ = child.wait();
         let acked = progress.and_then(|h| h.join().ok()).unwrap_or(0);
         acked_writes += acked;
         survived += 1;
-        let db = DB::open(&opts, &dir).map_err(|e| format!("round {round}: reopening: {e}"))?;
-        let exp = Expected::open(&expected_path(&dir, &None), a.keys).map_err(|e| e.to_string())?;
+        let db = DB::open(&opts, &dir)
+            .map_err(|e| Error::engine(format!("round {round}: reopening"), e))?;
+        let exp = Expected::open(&expected_path(&dir, &None), a.keys)
+            .map_err(|e| Error::io("opening the expected state", e))?;
         let v = verify(&db, &exp, a.keys)?;
         total += v;
         println!(
@@ -159,10 +164,10 @@ pub fn crashtest(a: CrashArgs) -> Result<(), String> {
             v.keys, v.pending, v.mismatches
         );
         if v.mismatches > 0 {
-            return Err(format!(
+            return Err(Error::Verification(format!(
                 "round {round}: {} acknowledged writes lost or wrong (seed {seed})",
                 v.mismatches
-            ));
+            )));
         }
     }
     println!(
@@ -212,7 +217,8 @@ mod tests {
             ("--keys=0", "--keys=0"),
         ] {
             let e = crashtest(crash_args(&[flag])).unwrap_err();
-            assert!(e.contains(named), "{flag}: {e}");
+            assert_eq!(e.exit_code(), 2, "{flag}: {e}");
+            assert!(e.to_string().contains(named), "{flag}: {e}");
         }
         let bad_rep =
             Cli::try_parse_from(["lsm-demo", "crashtest", "--memtablerep=hash"]).unwrap_err();

@@ -23,6 +23,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use lsm_demo::{DB, IteratorMode};
 
+use super::Error;
+
 /// What a verification found.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Verified {
@@ -135,11 +137,11 @@ pub(crate) fn value_id(k: u32, v: &[u8]) -> Option<u32> {
 
 /// Checks every key of `db` against the expected state and resolves pending
 /// slots to what the database holds.
-pub(crate) fn verify(db: &DB, exp: &Expected, keys: u32) -> Result<Verified, String> {
+pub(crate) fn verify(db: &DB, exp: &Expected, keys: u32) -> Result<Verified, Error> {
     let mut r = Verified::default();
     for k in 0..keys {
         let (current, pending) = exp.read(k);
-        let got = match db.get(key_bytes(k)).map_err(|e| e.to_string())? {
+        let got = match db.get(key_bytes(k))? {
             None => Some(0),
             Some(v) => value_id(k, &v),
         };
@@ -172,7 +174,7 @@ pub(crate) fn verify(db: &DB, exp: &Expected, keys: u32) -> Result<Verified, Str
     // and meet no key outside the stress keys.
     let mut expect_next = 0u32;
     for kv in db.iterator(IteratorMode::Start) {
-        let (key, v) = kv.map_err(|e| format!("scanning: {e}"))?;
+        let (key, v) = kv.map_err(|e| Error::engine("scanning", e))?;
         r.scanned += 1;
         let k = match parse_key(&key) {
             Some(k) if k < keys && k >= expect_next => k,

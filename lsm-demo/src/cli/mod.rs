@@ -8,10 +8,13 @@ use lsm_demo::MemtableKind;
 pub mod admin;
 pub mod bench;
 pub mod crashtest;
+mod error;
 pub mod expected;
 pub mod levels;
 pub mod power_loss;
 pub mod stress;
+
+pub use error::Error;
 
 /// `--memtablerep` of `bench`, `stress` and `crashtest`: the memtable's
 /// representation, under db_bench's names.
@@ -53,12 +56,12 @@ impl fmt::Display for MemtableRep {
 /// `--db` may name a missing or empty directory, or a database of ours,
 /// whose own files the command may delete (`bench`) or overwrite with its
 /// workload (`crashtest`): nothing else. Checked before anything is printed.
-pub(crate) fn check_db_dir(dir: &Path, command: &str) -> Result<(), String> {
+pub(crate) fn check_db_dir(dir: &Path, command: &str) -> Result<(), Error> {
     let refuse = |why: String| {
-        Err(format!(
+        Err(Error::usage(format!(
             "--db {}: {why}; {command} only deletes a database of its own",
             dir.display()
-        ))
+        )))
     };
     if !dir.exists() {
         return Ok(());

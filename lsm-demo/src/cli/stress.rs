@@ -11,8 +11,8 @@ use lsm_demo::{DB, IteratorMode, Options, WriteBatch, WriteOptions};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::MemtableRep;
 use super::expected::{Expected, key_bytes, value_bytes, value_id, verify};
+use super::{Error, MemtableRep};
 
 /// Flags of `lsm-demo stress`.
 #[derive(Debug, Clone, clap::Args)]
@@ -59,12 +59,16 @@ pub const MAX_THREADS: usize = 1024;
 /// Most `--keys`: the expected state holds 8 bytes and a lock per key.
 pub const MAX_KEYS: u32 = 10_000_000;
 
-pub(crate) fn check_workload(threads: usize, keys: u32) -> Result<(), String> {
+pub(crate) fn check_workload(threads: usize, keys: u32) -> Result<(), Error> {
     if threads == 0 || threads > MAX_THREADS {
-        return Err(format!("--threads={threads} is outside [1, {MAX_THREADS}]"));
+        return Err(Error::usage(format!(
+            "--threads={threads} is outside [1, {MAX_THREADS}]"
+        )));
     }
     if keys == 0 || keys > MAX_KEYS {
-        return Err(format!("--keys={keys} is outside [1, {MAX_KEYS}]"));
+        return Err(Error::usage(format!(
+            "--keys={keys} is outside [1, {MAX_KEYS}]"
+        )));
     }
     Ok(())
 }
@@ -105,32 +109,33 @@ pub(crate) fn expected_path(db: &Path, explicit: &Option<PathBuf>) -> PathBuf {
 }
 
 /// `lsm-demo stress`: verifies what the last run left, then runs the workload.
-pub fn stress(a: StressArgs) -> Result<(), String> {
+pub fn stress(a: StressArgs) -> Result<(), Error> {
     check_workload(a.threads, a.keys)?;
     let opts = options(a.memtablerep, a.write_buffer_size);
-    opts.validate().map_err(|e| e.to_string())?;
-    let db = DB::open(&opts, &a.db).map_err(|e| format!("opening {}: {e}", a.db.display()))?;
+    opts.validate().map_err(|e| Error::usage(e.to_string()))?;
+    let db = DB::open(&opts, &a.db)
+        .map_err(|e| Error::engine(format!("opening {}", a.db.display()), e))?;
     let seed = if a.seed == 0 { clock_seed() } else { a.seed };
     println!("stress: seed {seed} (replay with --seed={seed})");
     let exp = Expected::open(&expected_path(&a.db, &a.expected), a.keys)
-        .map_err(|e| format!("opening the expected state: {e}"))?;
+        .map_err(|e| Error::io("opening the expected state", e))?;
     let v = verify(&db, &exp, a.keys)?;
     println!(
         "stress: verified {} keys on open ({} pending resolved, {} mismatches)",
         v.keys, v.pending, v.mismatches
     );
     if v.mismatches > 0 {
-        return Err(format!(
+        return Err(Error::Verification(format!(
             "{} keys differ from the expected state",
             v.mismatches
-        ));
+        )));
     }
     let locks: Vec<Mutex<()>> = (0..a.keys).map(|_| Mutex::new(())).collect();
     let next_id = AtomicU64::new(1 + (seed % 1000) * 1_000_000);
     let ops_done = AtomicU64::new(0);
     let writes_acked = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    let failure = Mutex::new(None::<String>);
+    let failure = Mutex::new(None::<Error>);
     let deadline = Instant::now() + Duration::from_secs(a.duration);
     let workers_done = AtomicU64::new(0);
     std::thread::scope(|s| {
@@ -190,10 +195,10 @@ pub fn stress(a: StressArgs) -> Result<(), String> {
         v.mismatches
     );
     if v.mismatches > 0 {
-        return Err(format!(
+        return Err(Error::Verification(format!(
             "{} keys differ from the expected state",
             v.mismatches
-        ));
+        )));
     }
     Ok(())
 }
@@ -212,7 +217,7 @@ pub(crate) fn one_op(
     wo: &WriteOptions,
     keys: u32,
     rng: &mut SmallRng,
-) -> Result<bool, String> {
+) -> Result<bool, Error> {
     let k = rng.random_range(0..keys);
     let mut wrote = false;
     match rng.random_range(0..100) {
@@ -222,8 +227,7 @@ pub(crate) fn one_op(
             let id = new_id(next_id);
             let (cur, _) = exp.read(k);
             exp.write(k, cur, id);
-            db.put_opt(key_bytes(k), value_bytes(k, id), wo)
-                .map_err(|e| e.to_string())?;
+            db.put_opt(key_bytes(k), value_bytes(k, id), wo)?;
             exp.write(k, id, 0);
             wrote = true;
         }
@@ -232,7 +236,7 @@ pub(crate) fn one_op(
             let _g = locks[k as usize].lock().expect("key lock");
             let (cur, _) = exp.read(k);
             exp.write(k, cur, u32::MAX);
-            db.delete_opt(key_bytes(k), wo).map_err(|e| e.to_string())?;
+            db.delete_opt(key_bytes(k), wo)?;
             exp.write(k, 0, 0);
             wrote = true;
         }
@@ -262,7 +266,7 @@ pub(crate) fn one_op(
                     planned.push((k, id));
                 }
             }
-            db.write_opt(batch, wo).map_err(|e| e.to_string())?;
+            db.write_opt(batch, wo)?;
             for (k, id) in planned {
                 exp.write(k, id, 0);
             }
@@ -272,13 +276,15 @@ pub(crate) fn one_op(
         65..90 => {
             let _g = locks[k as usize].lock().expect("key lock");
             let (cur, _) = exp.read(k);
-            let got = db.get(key_bytes(k)).map_err(|e| e.to_string())?;
+            let got = db.get(key_bytes(k))?;
             let id = match &got {
                 None => Some(0),
                 Some(v) => value_id(k, v),
             };
             if id != Some(cur) {
-                return Err(format!("read of key {k}: got {id:?}, expected {cur}"));
+                return Err(Error::Verification(format!(
+                    "read of key {k}: got {id:?}, expected {cur}"
+                )));
             }
         }
         // A short scan: every value must belong to its key.
@@ -290,24 +296,32 @@ pub(crate) fn one_op(
                 ))
                 .take(20)
             {
-                let (key, v) = kv.map_err(|e| e.to_string())?;
+                let (key, v) = kv?;
                 let kk: u32 = std::str::from_utf8(&key[3..])
                     .ok()
                     .and_then(|s| s.parse().ok())
-                    .ok_or_else(|| format!("scan met a key that was never written: {key:?}"))?;
+                    .ok_or_else(|| {
+                        Error::Verification(format!(
+                            "scan met a key that was never written: {key:?}"
+                        ))
+                    })?;
                 if value_id(kk, &v).is_none() {
-                    return Err(format!("scan: value of key {kk} is damaged"));
+                    return Err(Error::Verification(format!(
+                        "scan: value of key {kk} is damaged"
+                    )));
                 }
             }
         }
         // A snapshot reads the same value twice while writers run.
         _ => {
             let snap = db.snapshot();
-            let a = snap.get(key_bytes(k)).map_err(|e| e.to_string())?;
+            let a = snap.get(key_bytes(k))?;
             std::thread::yield_now();
-            let b = snap.get(key_bytes(k)).map_err(|e| e.to_string())?;
+            let b = snap.get(key_bytes(k))?;
             if a != b {
-                return Err(format!("snapshot read of key {k} changed"));
+                return Err(Error::Verification(format!(
+                    "snapshot read of key {k} changed"
+                )));
             }
         }
     }
@@ -356,7 +370,8 @@ mod tests {
             ("--write_buffer_size=10", "write_buffer_size 10"),
         ] {
             let e = stress(stress_args(&[flag])).unwrap_err();
-            assert!(e.contains(named), "{flag}: {e}");
+            assert_eq!(e.exit_code(), 2, "{flag}: {e}");
+            assert!(e.to_string().contains(named), "{flag}: {e}");
         }
         // Nothing was created for a refused run.
         assert!(!Path::new("/nonexistent/stress-db").exists());

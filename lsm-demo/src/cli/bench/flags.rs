@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use lsm_demo::{MAX_KEY_LEN, MAX_VALUE_LEN, Options};
 
-use crate::cli::MemtableRep;
+use crate::cli::{Error, MemtableRep};
 
 /// db_bench's flags that `lsm-demo bench` understands, with db_bench's names,
 /// meanings and defaults.
@@ -139,16 +139,16 @@ pub const ROCKSDB_ONLY_FLAGS: &[&str] = &[
 ];
 
 /// Checks the raw arguments for db_bench flags we lack, before clap sees them.
-pub fn reject_rocksdb_only_flags(args: &[String]) -> Result<(), String> {
+pub fn reject_rocksdb_only_flags(args: &[String]) -> Result<(), Error> {
     for a in args {
         let Some(name) = a.strip_prefix("--") else {
             continue;
         };
         let name = name.split('=').next().unwrap_or(name);
         if ROCKSDB_ONLY_FLAGS.contains(&name) {
-            return Err(format!(
+            return Err(Error::usage(format!(
                 "--{name} is a RocksDB db_bench flag that lsm-demo does not support; remove it"
-            ));
+            )));
         }
     }
     Ok(())
@@ -158,41 +158,44 @@ pub fn reject_rocksdb_only_flags(args: &[String]) -> Result<(), String> {
 const MAX_BATCH_BYTES: u64 = 1 << 30;
 
 /// Checks every flag before anything is created, naming the flag at fault.
-pub(super) fn check_args(args: &BenchArgs) -> Result<(), String> {
+pub(super) fn check_args(args: &BenchArgs) -> Result<(), Error> {
     if args.key_size < 8 || args.key_size > MAX_KEY_LEN {
-        return Err(format!(
+        return Err(Error::usage(format!(
             "--key_size={} is outside [8, {MAX_KEY_LEN}]",
             args.key_size
-        ));
+        )));
     }
     if args.value_size > MAX_VALUE_LEN {
-        return Err(format!(
+        return Err(Error::usage(format!(
             "--value_size={} is above the engine's limit of {MAX_VALUE_LEN}",
             args.value_size
-        ));
+        )));
     }
     if args.threads == 0 || args.threads > 1024 {
-        return Err(format!("--threads={} is outside [1, 1024]", args.threads));
+        return Err(Error::usage(format!(
+            "--threads={} is outside [1, 1024]",
+            args.threads
+        )));
     }
     if args.batch_size == 0 {
-        return Err("--batch_size must be at least 1".into());
+        return Err(Error::usage("--batch_size must be at least 1"));
     }
     let batch_bytes =
         (args.batch_size as u64).saturating_mul(args.key_size as u64 + args.value_size as u64);
     if batch_bytes > MAX_BATCH_BYTES {
-        return Err(format!(
+        return Err(Error::usage(format!(
             "--batch_size={} of {}-byte keys and {}-byte values makes batches above 1 GiB",
             args.batch_size, args.key_size, args.value_size
-        ));
+        )));
     }
     if args.num == 0 {
-        return Err("--num must be at least 1".into());
+        return Err(Error::usage("--num must be at least 1"));
     }
     if args.reads < -1 {
-        return Err(format!(
+        return Err(Error::usage(format!(
             "--reads={} is below -1 (-1 means --num)",
             args.reads
-        ));
+        )));
     }
     let syncs = args.sync
         || args
@@ -200,13 +203,15 @@ pub(super) fn check_args(args: &BenchArgs) -> Result<(), String> {
             .as_deref()
             .is_some_and(|b| b.split(',').any(|w| w == "fillsync"));
     if args.disable_wal && syncs {
-        return Err("--disable_wal=1 with --sync=1 or fillsync: a sync write needs the WAL".into());
+        return Err(Error::usage(
+            "--disable_wal=1 with --sync=1 or fillsync: a sync write needs the WAL",
+        ));
     }
     // The engine's own checks (write_buffer_size, max_write_buffer_number,
     // unordered_write), before anything is created.
     db_options(args, args.memtablerep)
         .validate()
-        .map_err(|e| e.to_string())
+        .map_err(|e| Error::usage(e.to_string()))
 }
 
 pub(super) fn db_options(args: &BenchArgs, rep: MemtableRep) -> Options {
@@ -275,11 +280,14 @@ mod tests {
             ),
         ] {
             let e = check_args(&bench_args(flags)).unwrap_err();
+            assert!(matches!(e, Error::Usage(_)), "{flags:?}: {e:?}");
+            assert_eq!(e.exit_code(), 2);
+            let e = e.to_string();
             assert!(e.contains(named), "{flags:?}: {e}");
             // `run` refuses before creating anything.
             let mut a = bench_args(flags);
             a.db = Some(PathBuf::from("/nonexistent/bench-db"));
-            assert_eq!(run(a, false).unwrap_err(), e);
+            assert_eq!(run(a, false).unwrap_err().to_string(), e);
         }
         assert!(check_args(&bench_args(&[])).is_ok());
         assert!(check_args(&bench_args(&["--reads=-1", "--disable_wal=1"])).is_ok());
@@ -323,7 +331,8 @@ mod tests {
     #[test]
     fn rocksdb_only_flags_are_named() {
         let e = reject_rocksdb_only_flags(&["--compression_type=none".into()]).unwrap_err();
-        assert!(e.contains("--compression_type"));
+        assert!(e.to_string().contains("--compression_type"));
+        assert_eq!(e.exit_code(), 2);
         assert!(reject_rocksdb_only_flags(&["--num=5".into()]).is_ok());
     }
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use lsm_demo::DB;
 
-use super::MemtableRep;
+use super::{Error, MemtableRep};
 
 mod flags;
 mod report;
@@ -29,7 +29,7 @@ struct Config {
 }
 
 /// Runs `bench`; returns the results.
-pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, String> {
+pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Error> {
     check_args(&args)?;
     if let Some(d) = &args.db {
         super::check_db_dir(d, "bench")?;
@@ -50,7 +50,7 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
             let t = tempfile::Builder::new()
                 .prefix("lsm-demo-bench")
                 .tempdir()
-                .map_err(|e| format!("creating a temporary directory: {e}"))?;
+                .map_err(|e| Error::io("creating a temporary directory", e))?;
             (t.path().join("db"), Some(t))
         }
     };
@@ -114,7 +114,7 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
             drop(db.take());
             if wipe {
                 DB::destroy(&lsm_demo::Options::default(), &cfg.dir)
-                    .map_err(|e| format!("wiping {}: {e}", cfg.dir.display()))?;
+                    .map_err(|e| Error::engine(format!("wiping {}", cfg.dir.display()), e))?;
             }
             db = Some((open_db(&cfg, row.rep)?, row.rep));
             user_bytes = 0;
@@ -154,8 +154,10 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Str
         print_summary(&results);
     }
     if let Some(path) = &cfg.args.json {
-        let text = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
-        std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        let writing = || format!("writing {}", path.display());
+        let text = serde_json::to_string_pretty(&results)
+            .map_err(|e| Error::io(writing(), std::io::Error::from(e)))?;
+        std::fs::write(path, text).map_err(|e| Error::io(writing(), e))?;
     }
     Ok(results)
 }
@@ -169,9 +171,9 @@ struct Row {
     num: u64,
 }
 
-fn open_db(cfg: &Config, rep: MemtableRep) -> Result<DB, String> {
+fn open_db(cfg: &Config, rep: MemtableRep) -> Result<DB, Error> {
     let o = db_options(&cfg.args, rep);
-    DB::open(&o, &cfg.dir).map_err(|e| format!("opening {}: {e}", cfg.dir.display()))
+    DB::open(&o, &cfg.dir).map_err(|e| Error::engine(format!("opening {}", cfg.dir.display()), e))
 }
 
 #[cfg(test)]
@@ -187,7 +189,7 @@ mod tests {
         std::fs::write(foreign.join("cat.jpg"), b"meow").unwrap();
         let mut a = bench_args(&["--benchmarks=fillseq", "--num=10"]);
         a.db = Some(foreign.clone());
-        let err = run(a.clone(), false).unwrap_err();
+        let err = run(a.clone(), false).unwrap_err().to_string();
         assert!(
             err.contains("bench only deletes a database of its own"),
             "{err}"

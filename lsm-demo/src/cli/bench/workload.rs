@@ -13,6 +13,7 @@ use rand::{Rng, RngCore, SeedableRng};
 use super::flags::BenchArgs;
 use super::report::{BenchResult, WaitOutcomes};
 use super::{Config, Row};
+use crate::cli::Error;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Workload {
@@ -25,7 +26,7 @@ pub(super) enum Workload {
 }
 
 impl Workload {
-    pub(super) fn parse(s: &str) -> Result<Workload, String> {
+    pub(super) fn parse(s: &str) -> Result<Workload, Error> {
         Ok(match s {
             "fillseq" => Workload::FillSeq,
             "fillrandom" => Workload::FillRandom,
@@ -34,9 +35,9 @@ impl Workload {
             "readrandom" => Workload::ReadRandom,
             "readseq" => Workload::ReadSeq,
             other => {
-                return Err(format!(
+                return Err(Error::usage(format!(
                     "unknown benchmark {other:?}; known: fillseq, fillrandom, overwrite, fillsync, readrandom, readseq"
-                ));
+                )));
             }
         })
     }
@@ -72,7 +73,7 @@ pub fn make_key(k: u64, key_size: usize, out: &mut Vec<u8>) {
     out.resize(key_size.max(8), b'0');
 }
 
-pub(super) fn run_one(cfg: &Config, db: &DB, row: &Row) -> Result<BenchResult, String> {
+pub(super) fn run_one(cfg: &Config, db: &DB, row: &Row) -> Result<BenchResult, Error> {
     let a = &cfg.args;
     let (w, threads, rep) = (row.w, row.threads, row.rep);
     let per_thread = match w {
@@ -101,7 +102,7 @@ pub(super) fn run_one(cfg: &Config, db: &DB, row: &Row) -> Result<BenchResult, S
     let busy_micros = AtomicU64::new(0);
     let first_start = std::sync::Mutex::new(None::<Instant>);
     let last_end = std::sync::Mutex::new(None::<Instant>);
-    let error = std::sync::Mutex::new(None::<String>);
+    let error = std::sync::Mutex::new(None::<lsm_demo::Error>);
     std::thread::scope(|s| {
         for t in 0..threads {
             let (barrier, found, busy, bar) = (&barrier, &found, &busy_micros, &bar);
@@ -133,7 +134,10 @@ pub(super) fn run_one(cfg: &Config, db: &DB, row: &Row) -> Result<BenchResult, S
     });
     bar.finish_and_clear();
     if let Some(e) = error.into_inner().expect("lock") {
-        return Err(format!("{}: {e}", w.name()));
+        return Err(Error::Benchmark {
+            name: w.name().to_string(),
+            source: e,
+        });
     }
     let wall = match (
         first_start.into_inner().expect("lock"),
@@ -194,7 +198,7 @@ fn thread_body(
     rng: &mut SmallRng,
     bar: &ProgressBar,
     found: &AtomicU64,
-) -> Result<(), String> {
+) -> Result<(), lsm_demo::Error> {
     let mut key = Vec::with_capacity(a.key_size);
     // A pool of random bytes; each value is a window of it.
     let mut pool = vec![0u8; a.value_size.max(1) * 64 + 1024];
@@ -220,8 +224,7 @@ fn thread_body(
                     let off = rng.random_range(0..pool.len() - a.value_size);
                     batch.put(&key, &pool[off..off + a.value_size]);
                 }
-                db.write_and_clear(&mut batch, &wo)
-                    .map_err(|e| e.to_string())?;
+                db.write_and_clear(&mut batch, &wo)?;
                 let before = i;
                 i += n;
                 if i / tick != before / tick {
@@ -234,7 +237,7 @@ fn thread_body(
             let mut hits = 0;
             for i in 0..ops {
                 make_key(rng.random_range(0..key_range), a.key_size, &mut key);
-                if db.get(&key).map_err(|e| e.to_string())?.is_some() {
+                if db.get(&key)?.is_some() {
                     hits += 1;
                 }
                 if (i + 1) % tick == 0 {
@@ -247,7 +250,7 @@ fn thread_body(
         Workload::ReadSeq => {
             let mut n = 0;
             for kv in db.iterator(IteratorMode::Start).take(ops as usize) {
-                kv.map_err(|e| e.to_string())?;
+                kv?;
                 n += 1;
                 if n % tick == 0 {
                     bar.inc(tick);
