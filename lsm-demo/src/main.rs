@@ -7,6 +7,11 @@
 //! - `lsm-demo crashtest`: kills `stress` at random moments, reopens, verifies.
 //! - `lsm-demo verify --db DIR`: every checksum of every live file.
 //! - `lsm-demo repair --db DIR`: rebuilds a database from what reads cleanly.
+//!
+//! Exit status: 0 on success, 2 for a bad flag or flag value (as clap's own
+//! usage errors), 1 for any other failure: an engine or I/O error, a lost
+//! or wrong value found by `stress`, `crashtest` or `verify`, a failed
+//! benchmark.
 
 mod cli;
 
@@ -30,7 +35,7 @@ enum Command {
     /// Random operations checked against an expected-state file.
     Stress(cli::stress::StressArgs),
     /// Kill `stress` at random, reopen and verify, in a loop.
-    Crashtest(cli::stress::CrashArgs),
+    Crashtest(cli::crashtest::CrashArgs),
     /// Check every checksum of every live file (as `ldb verify_checksum`).
     Verify(cli::admin::VerifyArgs),
     /// Rebuild the database from the tables and logs that read cleanly.
@@ -41,8 +46,7 @@ fn main() {
     let raw: Vec<String> = std::env::args().collect();
     let is_bench = raw.get(1).map(String::as_str) == Some("bench");
     if is_bench && let Err(e) = cli::bench::reject_rocksdb_only_flags(&raw[2..]) {
-        eprintln!("error: {e}");
-        std::process::exit(2);
+        exit_with(&e);
     }
     let cli = Cli::parse();
     let result = match cli.command {
@@ -52,12 +56,19 @@ fn main() {
             cli::bench::run(args, default_suite).map(|_| ())
         }
         Command::Stress(args) => cli::stress::stress(args),
-        Command::Crashtest(args) => cli::stress::crashtest(args),
+        Command::Crashtest(args) => cli::crashtest::crashtest(args),
         Command::Verify(args) => cli::admin::verify(args),
         Command::Repair(args) => cli::admin::repair(args),
     };
     if let Err(e) = result {
-        eprintln!("error: {e}");
-        std::process::exit(1);
+        exit_with(&e);
     }
+}
+
+/// Prints `e` as clap prints its own errors and exits with its status: 2
+/// for a usage error, 1 for any other failure. The message already holds
+/// its sources' messages.
+fn exit_with(e: &cli::Error) -> ! {
+    eprintln!("error: {e}");
+    std::process::exit(e.exit_code());
 }

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use lsm_demo::env::PosixFs;
 use lsm_demo::repair::{repair_with_fs, verify_with_fs};
 
+use super::Error;
+
 /// Flags of `lsm-demo verify`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(rename_all = "snake_case")]
@@ -25,24 +27,24 @@ pub struct RepairArgs {
 }
 
 /// Prints what `verify_with_fs` found; damage is an error (exit status 1).
-pub fn verify(a: VerifyArgs) -> Result<(), String> {
-    let report = verify_with_fs(&a.db, &PosixFs).map_err(|e| e.to_string())?;
+pub fn verify(a: VerifyArgs) -> Result<(), Error> {
+    let report = verify_with_fs(&a.db, &PosixFs)?;
     println!("{report}");
     if report.is_clean() {
         Ok(())
     } else {
-        Err(format!(
+        Err(Error::Verification(format!(
             "{} damaged files in {}",
             report.damaged.len(),
             a.db.display()
-        ))
+        )))
     }
 }
 
 /// Rebuilds the database and prints what was salvaged.
-pub fn repair(a: RepairArgs) -> Result<(), String> {
+pub fn repair(a: RepairArgs) -> Result<(), Error> {
     let opts = lsm_demo::Options::default();
-    let report = repair_with_fs(&opts, &a.db, &PosixFs).map_err(|e| e.to_string())?;
+    let report = repair_with_fs(&opts, &a.db, &PosixFs)?;
     println!("{report}");
     Ok(())
 }

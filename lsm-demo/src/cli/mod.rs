@@ -1,22 +1,67 @@
 //! The `lsm-demo` command line.
 
+use std::fmt;
 use std::path::Path;
+
+use lsm_demo::MemtableKind;
 
 pub mod admin;
 pub mod bench;
+pub mod crashtest;
+mod error;
+pub mod expected;
 pub mod levels;
 pub mod power_loss;
 pub mod stress;
 
+pub use error::Error;
+
+/// `--memtablerep` of `bench`, `stress` and `crashtest`: the memtable's
+/// representation, under db_bench's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemtableRep {
+    /// The concurrent skip list: ordered inserts, reads at any time.
+    #[value(name = "skip_list")]
+    SkipList,
+    /// Unordered appends, sorted once when read or flushed.
+    #[value(name = "vector")]
+    Vector,
+}
+
+impl MemtableRep {
+    /// The engine's memtable for this representation.
+    pub fn kind(self) -> MemtableKind {
+        match self {
+            MemtableRep::SkipList => MemtableKind::SkipList,
+            MemtableRep::Vector => MemtableKind::Vector,
+        }
+    }
+
+    /// db_bench's name, as `--memtablerep` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemtableRep::SkipList => "skip_list",
+            MemtableRep::Vector => "vector",
+        }
+    }
+}
+
+impl fmt::Display for MemtableRep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// `--db` may name a missing or empty directory, or a database of ours,
 /// whose own files the command may delete (`bench`) or overwrite with its
 /// workload (`crashtest`): nothing else. Checked before anything is printed.
-pub(crate) fn check_db_dir(dir: &Path, command: &str) -> Result<(), String> {
+pub(crate) fn check_db_dir(dir: &Path, command: &str) -> Result<(), Error> {
     let refuse = |why: String| {
-        Err(format!(
+        Err(Error::usage(format!(
             "--db {}: {why}; {command} only deletes a database of its own",
             dir.display()
-        ))
+        )))
     };
     if !dir.exists() {
         return Ok(());
@@ -30,5 +75,23 @@ pub(crate) fn check_db_dir(dir: &Path, command: &str) -> Result<(), String> {
         Ok(None) if entries == 0 => Ok(()),
         Ok(None) => refuse("the directory holds files and no database".into()),
         Err(e) => refuse(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    #[test]
+    fn memtablerep_names_round_trip() {
+        // `crashtest` passes the name on to its `stress` children.
+        for rep in MemtableRep::value_variants() {
+            let name = rep.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(rep.to_string(), name);
+            assert_eq!(MemtableRep::from_str(&name, false), Ok(*rep));
+        }
+        assert_eq!(MemtableRep::SkipList.kind(), MemtableKind::SkipList);
+        assert_eq!(MemtableRep::Vector.kind(), MemtableKind::Vector);
     }
 }

@@ -19,14 +19,19 @@ use lsm_demo::{DB, Options, WriteOptions};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::stress::{CrashArgs, Expected, Verified, clock_seed, one_op, verify};
+use super::Error;
+use super::crashtest::CrashArgs;
+use super::expected::{Expected, Verified, verify};
+use super::stress::{clock_seed, one_op};
 
 const DIR: &str = "/power-loss/db";
 
 /// Runs `a.kills` power losses; an acknowledged write lost is an error.
-pub fn run(a: &CrashArgs, opts: &Options) -> Result<(), String> {
+pub fn run(a: &CrashArgs, opts: &Options) -> Result<(), Error> {
     if !a.sync {
-        return Err("--power_loss needs --sync=1: a power loss may drop unsynced writes".into());
+        return Err(Error::usage(
+            "--power_loss needs --sync=1: a power loss may drop unsynced writes",
+        ));
     }
     let seed = if a.seed == 0 { clock_seed() } else { a.seed };
     println!(
@@ -41,15 +46,18 @@ pub fn run(a: &CrashArgs, opts: &Options) -> Result<(), String> {
     let started = Instant::now();
     for round in 0..a.kills {
         let db = DB::open_with_fs(opts, DIR, Arc::new(fs.clone())).map_err(|e| {
-            format!("round {round}: reopening after a power loss: {e} (seed {seed})")
+            Error::engine(
+                format!("round {round}: reopening after a power loss (seed {seed})"),
+                e,
+            )
         })?;
         let v = verify(&db, &exp, a.keys)?;
         total += v;
         if v.mismatches > 0 {
-            return Err(format!(
+            return Err(Error::Verification(format!(
                 "round {round}: {} acknowledged writes lost or wrong (seed {seed})",
                 v.mismatches
-            ));
+            )));
         }
         let run_ms = rng.random_range(a.max_run_ms / 4..=a.max_run_ms);
         let torn = rng.random_bool(0.5).then(|| rng.random::<u64>());
@@ -78,8 +86,12 @@ pub fn run(a: &CrashArgs, opts: &Options) -> Result<(), String> {
             v.pending
         );
     }
-    let db = DB::open_with_fs(opts, DIR, Arc::new(fs.clone()))
-        .map_err(|e| format!("reopening after the last power loss: {e} (seed {seed})"))?;
+    let db = DB::open_with_fs(opts, DIR, Arc::new(fs.clone())).map_err(|e| {
+        Error::engine(
+            format!("reopening after the last power loss (seed {seed})"),
+            e,
+        )
+    })?;
     let v = verify(&db, &exp, a.keys)?;
     total += v;
     println!(
@@ -93,10 +105,10 @@ pub fn run(a: &CrashArgs, opts: &Options) -> Result<(), String> {
         total.mismatches
     );
     if v.mismatches > 0 {
-        return Err(format!(
+        return Err(Error::Verification(format!(
             "after the last power loss: {} acknowledged writes lost or wrong (seed {seed})",
             v.mismatches
-        ));
+        )));
     }
     Ok(())
 }
@@ -111,12 +123,12 @@ fn run_until_power_loss(
     seed: u64,
     run_for: Duration,
     cut_power: impl FnOnce(),
-) -> Result<u64, String> {
+) -> Result<u64, Error> {
     let locks: Vec<Mutex<()>> = (0..a.keys).map(|_| Mutex::new(())).collect();
     let next_id = AtomicU64::new(1 + (seed % 1000) * 1_000_000);
     let acked = AtomicU64::new(0);
     let (stop, cut) = (AtomicBool::new(false), AtomicBool::new(false));
-    let failure = Mutex::new(None::<String>);
+    let failure = Mutex::new(None::<Error>);
     std::thread::scope(|s| {
         for t in 0..a.threads {
             let (locks, next_id, acked, stop, cut, failure) =
@@ -150,7 +162,7 @@ fn run_until_power_loss(
         stop.store(true, Ordering::Relaxed);
     });
     match failure.into_inner().expect("lock") {
-        Some(e) => Err(format!("before the power loss: {e}")),
+        Some(e) => Err(e.context("before the power loss")),
         None => Ok(acked.into_inner()),
     }
 }
