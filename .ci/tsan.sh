@@ -76,7 +76,8 @@ tsan ordered-publish stress
 tsan lsm-demo engine \
   concurrent_sync_writers_survive_reopen \
   parallel_and_serial_memtable_paths_agree \
-  logged_and_unlogged_writers_publish_in_order
+  logged_and_unlogged_writers_publish_in_order \
+  multi_gets_answer_every_key_at_one_point_in_time
 tsan lsm-demo fault_injection \
   synced_writes_survive_power_loss_skiplist \
   synced_writes_survive_power_loss_vector \
@@ -84,5 +85,6 @@ tsan lsm-demo fault_injection \
   a_flush_backlog_keeps_the_logs_of_waiting_memtables
 tsan lsm-demo leveled \
   compactions_run_beside_writers_and_readers \
-  a_snapshot_keeps_its_versions_through_compactions
+  a_snapshot_keeps_its_versions_through_compactions \
+  compact_range_runs_beside_writers
 echo "=== tsan: all clean"
