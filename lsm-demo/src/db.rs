@@ -69,12 +69,14 @@ mod iter;
 mod manual_compaction;
 mod multi_get;
 mod open;
+mod pinned;
 mod properties;
 mod snapshot;
 mod stats;
 mod write;
 use background::Background;
 pub use iter::{DBIterator, DBRawIterator, Direction, IteratorMode, KvPair};
+pub use pinned::DBPinnableSlice;
 pub use snapshot::Snapshot;
 pub use stats::{DbStats, LevelStats, WriteStallStats};
 use write::{LogFile, SyncItem, check_batch_size};
@@ -443,6 +445,34 @@ impl DB {
     /// ```
     pub fn latest_sequence_number(&self) -> u64 {
         self.shared.visible()
+    }
+
+    /// Makes the log durable (RocksDB's `FlushWAL`): with `sync`, every
+    /// write acknowledged so far is `fdatasync`ed, as if it had been written
+    /// with `sync`. Unsynced writes reach the operating system before they
+    /// return (the engine keeps no log buffer of its own), so without `sync`
+    /// there is nothing to do.
+    ///
+    /// # Errors
+    ///
+    /// A failed sync (which also stops writes, as a failed log write does),
+    /// or the background error that stopped them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"a", b"1").unwrap(); // not synced
+    /// db.put(b"b", b"2").unwrap();
+    /// db.flush_wal(true).unwrap(); // now both survive a power loss
+    /// ```
+    pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        if !sync {
+            return self.shared.check_bg_error();
+        }
+        let logged = self.shared.written.published();
+        self.shared.sync_log(logged)
     }
 
     /// Flushes every memtable to table files and waits for it.

@@ -1164,3 +1164,43 @@ fn a_flush_backlog_keeps_the_logs_of_waiting_memtables() {
         assert!(actual == model);
     }
 }
+
+/// `flush_wal(true)` makes every write acknowledged before it durable, as
+/// if each had been written with `sync` (RocksDB's `FlushWAL(true)`);
+/// writes after it may be lost, but only as a tail.
+#[test]
+fn flush_wal_makes_earlier_unsynced_writes_survive_power_loss() {
+    for kind in [MemtableKind::SkipList, MemtableKind::Vector] {
+        let fs = FaultInjectionFs::new();
+        let o = options(kind);
+        let db = open(&fs, &o).unwrap();
+        for i in 0..200u32 {
+            db.put(i.to_be_bytes(), i.to_le_bytes()).unwrap();
+        }
+        db.flush_wal(false).unwrap(); // nothing to do: no log buffer
+        db.flush_wal(true).unwrap();
+        for i in 200..300u32 {
+            db.put(i.to_be_bytes(), i.to_le_bytes()).unwrap();
+        }
+        power_off(&fs, None);
+        reboot(&fs, db);
+        let db = open(&fs, &o).unwrap();
+        let state = scan(&db);
+        for i in 0..200u32 {
+            let v = state.get(i.to_be_bytes().as_slice());
+            assert_eq!(
+                v.map(Vec::as_slice),
+                Some(&i.to_le_bytes()[..]),
+                "{kind:?} key {i}"
+            );
+        }
+        // The later, unsynced writes: a prefix of them at most.
+        let later: Vec<u32> = (200..300u32)
+            .filter(|i| state.contains_key(i.to_be_bytes().as_slice()))
+            .collect();
+        assert!(
+            later.iter().copied().eq(200..200 + later.len() as u32),
+            "{kind:?}: {later:?}"
+        );
+    }
+}

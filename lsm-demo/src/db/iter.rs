@@ -50,30 +50,13 @@ impl DB {
     /// assert_eq!(keys, [Box::from(&b"a"[..])]);
     /// ```
     pub fn iterator_opt<'a>(&'a self, mode: IteratorMode<'_>, ro: ReadOptions) -> DBIterator<'a> {
-        let mut raw = self.raw_iterator_opt(ro);
-        let direction = match mode {
-            IteratorMode::Start => {
-                raw.seek_to_first();
-                Direction::Forward
-            }
-            IteratorMode::End => {
-                raw.seek_to_last();
-                Direction::Reverse
-            }
-            IteratorMode::From(k, Direction::Forward) => {
-                raw.seek(k);
-                Direction::Forward
-            }
-            IteratorMode::From(k, Direction::Reverse) => {
-                raw.seek_for_prev(k);
-                Direction::Reverse
-            }
-        };
-        DBIterator {
-            raw,
-            direction,
+        let mut it = DBIterator {
+            raw: self.raw_iterator_opt(ro),
+            direction: Direction::Forward,
             done: false,
-        }
+        };
+        it.set_mode(mode);
+        it
     }
 
     /// A cursor with explicit positioning.
@@ -127,8 +110,9 @@ impl DB {
             inner,
             lower_bound: ro.lower_bound,
             upper_bound: ro.upper_bound,
-            _version: version,
-            _db: std::marker::PhantomData,
+            snapshot: ro.snapshot,
+            version,
+            db: self,
         }
     }
 }
@@ -222,6 +206,49 @@ impl std::fmt::Debug for DBIterator<'_> {
 /// The items of a [`DBIterator`].
 pub type KvPair = (Box<[u8]>, Box<[u8]>);
 
+impl DBIterator<'_> {
+    /// Moves to where `mode` says, in its direction (the `rocksdb` crate's
+    /// `set_mode`): the next item is the first from there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Direction, IteratorMode};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// for k in [b"a", b"b", b"c"] {
+    ///     db.put(k, b"v").unwrap();
+    /// }
+    /// let mut it = db.iterator(IteratorMode::Start);
+    /// assert_eq!(&*it.next().unwrap().unwrap().0, b"a");
+    /// it.set_mode(IteratorMode::From(b"b", Direction::Reverse));
+    /// let rest: Vec<_> = it.map(|kv| kv.unwrap().0[0]).collect();
+    /// assert_eq!(rest, b"ba");
+    /// ```
+    pub fn set_mode(&mut self, mode: IteratorMode<'_>) {
+        self.done = false;
+        self.direction = match mode {
+            IteratorMode::Start => {
+                self.raw.seek_to_first();
+                Direction::Forward
+            }
+            IteratorMode::End => {
+                self.raw.seek_to_last();
+                Direction::Reverse
+            }
+            IteratorMode::From(k, Direction::Forward) => {
+                self.raw.seek(k);
+                Direction::Forward
+            }
+            IteratorMode::From(k, Direction::Reverse) => {
+                self.raw.seek_for_prev(k);
+                Direction::Reverse
+            }
+        };
+    }
+}
+
 impl Iterator for DBIterator<'_> {
     type Item = Result<KvPair>;
 
@@ -264,8 +291,11 @@ pub struct DBRawIterator<'a> {
     /// `[lower_bound, upper_bound)`.
     lower_bound: Option<Vec<u8>>,
     upper_bound: Option<Vec<u8>>,
-    _version: Arc<Version>,
-    _db: std::marker::PhantomData<&'a DB>,
+    /// The read options' snapshot: what `refresh` keeps reading.
+    snapshot: Option<u64>,
+    /// Keeps the memtables and files the cursor reads alive.
+    version: Arc<Version>,
+    db: &'a DB,
 }
 
 impl std::fmt::Debug for DBRawIterator<'_> {
@@ -277,6 +307,37 @@ impl std::fmt::Debug for DBRawIterator<'_> {
 }
 
 impl DBRawIterator<'_> {
+    /// Moves the cursor to the database as it is now (or, made with a
+    /// snapshot, keeps reading the snapshot) and leaves it unpositioned, as
+    /// RocksDB's `Iterator::Refresh`: the files and memtables it held are
+    /// let go.
+    ///
+    /// # Errors
+    ///
+    /// None today; the `Result` is the `rocksdb` crate's signature.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// let mut it = db.raw_iterator();
+    /// db.put(b"b", b"2").unwrap();
+    /// it.seek_to_last();
+    /// assert_eq!(it.key(), Some(&b"a"[..])); // as of its creation
+    /// it.refresh().unwrap();
+    /// it.seek_to_last();
+    /// assert_eq!(it.key(), Some(&b"b"[..]));
+    /// ```
+    pub fn refresh(&mut self) -> Result<()> {
+        let seq = self.snapshot.unwrap_or_else(|| self.db.shared.visible());
+        let version = self.db.shared.current();
+        self.inner = UserIterator::new(version.iter(), seq);
+        self.version = version;
+        Ok(())
+    }
+
     /// Whether the cursor is on an entry.
     ///
     /// # Examples

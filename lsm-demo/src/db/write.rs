@@ -287,7 +287,7 @@ impl Shared {
 
     /// Syncs the log for a group whose record starts at `start`, once its
     /// append has been handled: fails if the append failed, or the sync.
-    fn sync_log(&self, start: u64) -> Result<()> {
+    pub(super) fn sync_log(&self, start: u64) -> Result<()> {
         self.check_logged(start)?;
         let target = self.written.published();
         // Acquire: a sync by another group that covered us is complete.
