@@ -14,6 +14,10 @@ use crate::key::{ValueType, get_varint, put_varint};
 /// Length of the header of a group's log record.
 pub(crate) const GROUP_HEADER_LEN: usize = 12;
 
+/// The type byte of a log-data record: logged, not applied, no sequence
+/// number (RocksDB's `kTypeLogData`).
+const LOG_DATA_TYPE: u8 = 3;
+
 /// An atomic group of puts and deletes, applied in order.
 ///
 /// # Examples
@@ -210,12 +214,17 @@ impl WriteBatch {
     /// assert!(WriteBatch::try_from_data(&data[..data.len() - 1]).is_err());
     /// ```
     pub fn try_from_data(data: &[u8]) -> Result<Self, BadRecord> {
-        let (_, ops) = decode_group(data)?;
+        // Checks the header and the count.
+        decode_group(data)?;
         let mut batch = WriteBatch::with_capacity_bytes(data.len());
-        for op in ops {
-            match op {
-                BatchOp::Put(k, v) => batch.put(k, v),
-                BatchOp::Delete(k) => batch.delete(k),
+        let records = Records {
+            rest: &data[GROUP_HEADER_LEN..],
+        };
+        for record in records {
+            match record? {
+                Record::Op(BatchOp::Put(k, v)) => batch.put(k, v),
+                Record::Op(BatchOp::Delete(k)) => batch.delete(k),
+                Record::LogData(blob) => batch.put_log_data(blob),
             }
         }
         Ok(batch)
@@ -328,6 +337,58 @@ impl WriteBatch {
         self.rep.extend_from_slice(key);
         self.counted();
         self.max_key = self.max_key.max(key.len());
+    }
+
+    /// Adds `blob` to the batch's log record only: it is written to the log
+    /// with the batch and seen by [`DB::get_updates_since`], but not
+    /// applied, takes no sequence number and does not count in
+    /// [`len`](Self::len) (RocksDB's `PutLogData`). A batch holding only log
+    /// data writes nothing: log records are ordered by their sequence
+    /// numbers, and it has none.
+    ///
+    /// [`DB::get_updates_since`]: crate::DB::get_updates_since
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::{BatchOp, WriteBatch};
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"k", b"v");
+    /// batch.put_log_data(b"replicated from node 3");
+    /// assert_eq!(batch.len(), 1);
+    /// assert_eq!(batch.iter().collect::<Vec<_>>(), [BatchOp::Put(b"k", b"v")]);
+    /// ```
+    pub fn put_log_data(&mut self, blob: impl AsRef<[u8]>) {
+        let blob = blob.as_ref();
+        self.start_record();
+        self.rep.push(LOG_DATA_TYPE);
+        put_varint(&mut self.rep, blob.len() as u64);
+        self.rep.extend_from_slice(blob);
+    }
+
+    /// The blobs added with [`put_log_data`](Self::put_log_data), in order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::WriteBatch;
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.put_log_data(b"a");
+    /// batch.delete(b"k");
+    /// batch.put_log_data(b"b");
+    /// assert_eq!(batch.log_data().collect::<Vec<_>>(), [b"a", b"b"]);
+    /// ```
+    pub fn log_data(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        Records {
+            rest: self.records(),
+        }
+        .map_while(Result::ok)
+        .filter_map(|r| match r {
+            Record::LogData(blob) => Some(blob),
+            Record::Op(_) => None,
+        })
     }
 
     /// Queues a delete of `key` meant for a key put once since it was last
@@ -461,6 +522,10 @@ impl WriteBatch {
             rest: self.records(),
         }
         .map_while(Result::ok)
+        .filter_map(|r| match r {
+            Record::Op(op) => Some(op),
+            Record::LogData(_) => None,
+        })
     }
 
     /// Hands each operation, in order, to `callbacks` (the `rocksdb`
@@ -573,6 +638,13 @@ impl<'a> BatchOp<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadRecord(pub &'static str);
 
+/// One encoded record: an operation, or log data.
+#[derive(Debug)]
+pub(crate) enum Record<'a> {
+    Op(BatchOp<'a>),
+    LogData(&'a [u8]),
+}
+
 /// Iterates encoded records; stops with an error at the first malformed one.
 #[derive(Debug)]
 pub(crate) struct Records<'a> {
@@ -580,7 +652,7 @@ pub(crate) struct Records<'a> {
 }
 
 impl<'a> Iterator for Records<'a> {
-    type Item = Result<BatchOp<'a>, BadRecord>;
+    type Item = Result<Record<'a>, BadRecord>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let (&t, rest) = self.rest.split_first()?;
@@ -596,10 +668,11 @@ impl<'a> Iterator for Records<'a> {
         };
         let mut rest = rest;
         let op = match ValueType::from_byte(t) {
+            _ if t == LOG_DATA_TYPE => take(&mut rest).map(Record::LogData),
             Some(ValueType::Value) => {
-                take(&mut rest).and_then(|k| Ok(BatchOp::Put(k, take(&mut rest)?)))
+                take(&mut rest).and_then(|k| Ok(Record::Op(BatchOp::Put(k, take(&mut rest)?))))
             }
-            Some(ValueType::Deletion) => take(&mut rest).map(BatchOp::Delete),
+            Some(ValueType::Deletion) => take(&mut rest).map(|k| Record::Op(BatchOp::Delete(k))),
             None => Err(BadRecord("unknown operation type")),
         };
         self.rest = if op.is_ok() { rest } else { &[] };
@@ -642,10 +715,15 @@ pub(crate) fn decode_group(record: &[u8]) -> Result<(u64, Vec<BatchOp<'_>>), Bad
     }
     let first = u64::from_le_bytes(record[..8].try_into().expect("8 bytes"));
     let count = u32::from_le_bytes(record[8..12].try_into().expect("4 bytes"));
-    let ops = Records {
+    let mut ops = Vec::new();
+    let records = Records {
         rest: &record[GROUP_HEADER_LEN..],
+    };
+    for r in records {
+        if let Record::Op(op) = r? {
+            ops.push(op);
+        }
     }
-    .collect::<Result<Vec<_>, _>>()?;
     if ops.len() != count as usize {
         return Err(BadRecord("operation count does not match the header"));
     }
@@ -723,6 +801,27 @@ mod tests {
             (GROUP_HEADER_LEN, 0)
         );
         assert_eq!(WriteBatch::from_data(batch.data()), WriteBatch::new());
+    }
+
+    #[test]
+    fn log_data_is_logged_not_counted_and_survives_the_representation() {
+        let mut batch = WriteBatch::new();
+        batch.put_log_data(b"first");
+        batch.put(b"k", b"v");
+        batch.put_log_data(b"");
+        batch.delete(b"d");
+        assert_eq!(batch.len(), 2);
+        assert_eq!(batch.data()[8..12], 2u32.to_le_bytes());
+        let (_, ops) = decode_group(batch.data()).unwrap();
+        assert_eq!(ops, [BatchOp::Put(b"k", b"v"), BatchOp::Delete(b"d")]);
+        let copy = WriteBatch::try_from_data(batch.data()).unwrap();
+        assert_eq!(copy, batch);
+        assert_eq!(copy.log_data().collect::<Vec<_>>(), [&b"first"[..], b""]);
+        // A truncated blob is malformed.
+        let mut only = WriteBatch::new();
+        only.put_log_data(b"blob");
+        let data = only.data();
+        assert!(WriteBatch::try_from_data(&data[..data.len() - 1]).is_err());
     }
 
     #[test]

@@ -73,12 +73,14 @@ mod pinned;
 mod properties;
 mod snapshot;
 mod stats;
+mod updates;
 mod write;
 use background::Background;
 pub use iter::{DBIterator, DBRawIterator, Direction, IteratorMode, KvPair};
 pub use pinned::DBPinnableSlice;
 pub use snapshot::Snapshot;
 pub use stats::{DbStats, LevelStats, WriteStallStats};
+pub use updates::DBWALIterator;
 use write::{LogFile, SyncItem, check_batch_size};
 
 /// State changed only under `Shared::state`.

@@ -75,6 +75,10 @@ pub enum Error {
     /// The operation was abandoned and had no effect (the leader of its
     /// write group panicked).
     Aborted(String),
+    /// The logs do not hold the sequence number asked for
+    /// ([`DB::get_updates_since`](crate::DB::get_updates_since)): a flush
+    /// retired them, or it is not written yet.
+    UpdatesUnavailable(String),
     /// An earlier background failure (a log write, a flush, a compaction)
     /// stopped writes; the error is the one that stopped them. See
     /// [`DB::resume`](crate::DB::resume).
@@ -174,6 +178,7 @@ impl Error {
             Error::WriteStall => ErrorKind::Incomplete,
             Error::TimedOut(_) => ErrorKind::TimedOut,
             Error::Aborted(_) => ErrorKind::Aborted,
+            Error::UpdatesUnavailable(_) => ErrorKind::NotFound,
             Error::BackgroundError(cause) => cause.kind(),
         }
     }
@@ -224,6 +229,7 @@ impl fmt::Display for Error {
             Error::WriteStall => write!(f, "write stall: a no_slowdown write was refused"),
             Error::TimedOut(m) => write!(f, "timed out: {m}"),
             Error::Aborted(m) => write!(f, "aborted: {m}"),
+            Error::UpdatesUnavailable(m) => write!(f, "not found: {m}"),
             Error::BackgroundError(cause) => {
                 write!(f, "database is read-only after a background error: {cause}")
             }

@@ -99,8 +99,8 @@ pub mod wal;
 
 pub use batch::{BatchOp, WriteBatch, WriteBatchIterator};
 pub use db::{
-    DB, DBIterator, DBPinnableSlice, DBRawIterator, DbStats, Direction, IteratorMode, KvPair,
-    LevelStats, Snapshot, WriteStallStats,
+    DB, DBIterator, DBPinnableSlice, DBRawIterator, DBWALIterator, DbStats, Direction,
+    IteratorMode, KvPair, LevelStats, Snapshot, WriteStallStats,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use options::{
