@@ -48,8 +48,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+
+use parking_lot::{Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use crate::batch::WriteBatch;
@@ -499,14 +501,14 @@ impl DB {
         {
             // Lock order: the sequencer's close, then the state lock.
             let closed = self.shared.seq.close();
-            let st = self.shared.state.lock().expect("state");
+            let st = self.shared.state.lock();
             if !st.version.mem.is_empty() {
                 self.shared.switch_memtable(&closed, st)?;
             }
         }
-        let mut st = self.shared.state.lock().expect("state");
+        let mut st = self.shared.state.lock();
         while !st.version.imm.is_empty() && !self.shared.has_bg_error.load(Ordering::Acquire) {
-            st = self.shared.bg_cv.wait(st).expect("state");
+            self.shared.bg_cv.wait(&mut st);
         }
         drop(st);
         self.shared.check_bg_error()
@@ -562,7 +564,7 @@ impl DB {
     /// assert_eq!(stats.write_group.members, 1); // only sync writes join a group
     /// ```
     pub fn stats(&self) -> DbStats {
-        let st = self.shared.state.lock().expect("state");
+        let st = self.shared.state.lock();
         let v = &st.version;
         let mem_bytes = v.mem.rep.memory_usage();
         let mem_entries = v.mem.rep.len();
@@ -574,7 +576,7 @@ impl DB {
             base_level: st.bg.shape.base_level,
             pending_compaction_bytes: st.bg.pending_compaction_bytes,
             write_stalls: st.bg.stalls,
-            log_bytes_written: self.shared.log.lock().expect("log").bytes_written,
+            log_bytes_written: self.shared.log.lock().bytes_written,
             immutable_memtables: v.imm.len(),
             memtable_bytes: mem_bytes,
             memtable_entries: mem_entries,
@@ -602,7 +604,7 @@ impl Drop for DB {
     fn drop(&mut self) {
         // Writes made without the log live only in memory: flush them.
         let unlogged = {
-            let st = self.shared.state.lock().expect("state");
+            let st = self.shared.state.lock();
             std::iter::once(&st.version.mem)
                 .chain(st.version.imm.iter())
                 .any(|m| m.has_unlogged.load(Ordering::Relaxed))
@@ -612,13 +614,13 @@ impl Drop for DB {
         }
         self.shared.shutting_down.store(true, Ordering::Release);
         {
-            let _st = self.shared.state.lock().expect("state");
+            let _st = self.shared.state.lock();
             self.shared.bg_cv.notify_all();
         }
         for h in self.background.drain(..) {
             let _ = h.join();
         }
-        write::sync_on_close(&mut self.shared.log.lock().expect("log"));
+        write::sync_on_close(&mut self.shared.log.lock());
     }
 }
 
@@ -631,7 +633,7 @@ impl Shared {
     }
 
     fn current(&self) -> Arc<Version> {
-        self.state.lock().expect("state").version.clone()
+        self.state.lock().version.clone()
     }
 
     fn write_manifest(&self, manifest: &Manifest) -> Result<()> {
@@ -647,7 +649,7 @@ impl Shared {
     }
 
     fn maybe_schedule_compaction(&self) {
-        let _st = self.state.lock().expect("state");
+        let _st = self.state.lock();
         self.bg_cv.notify_all();
     }
 }

@@ -7,9 +7,9 @@
 //! operation it describes (the event also shows in the result or the
 //! counters), and after the first failure the log stops.
 
+use parking_lot::Mutex;
 use std::fmt;
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::env::{FileSystem, WritableFile};
@@ -35,7 +35,7 @@ impl InfoLog {
 
     /// Appends one line: a UTC timestamp, then `message`.
     pub(crate) fn log(&self, message: fmt::Arguments<'_>) {
-        let mut slot = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = self.file.lock();
         let Some(file) = slot.as_mut() else { return };
         let line = format!("{} {message}\n", timestamp(SystemTime::now()));
         if file

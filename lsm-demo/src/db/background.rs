@@ -126,7 +126,7 @@ impl Shared {
     /// The flush thread: flushes frozen memtables oldest first, and after a
     /// background error idles (or, after a full disk, retries `resume`).
     fn flush_loop(&self) {
-        let mut st = self.state.lock().expect("state");
+        let mut st = self.state.lock();
         let mut resume_attempts: u32 = 0;
         loop {
             if self.has_bg_error.load(Ordering::Acquire) {
@@ -139,11 +139,11 @@ impl Shared {
                 }
                 let no_space = self.background_error().kind() == crate::ErrorKind::NoSpace;
                 if !(no_space && resume_attempts < self.opts.max_bgerror_resume_count) {
-                    st = self.bg_cv.wait(st).expect("state");
+                    self.bg_cv.wait(&mut st);
                     continue;
                 }
                 let interval = self.opts.bgerror_resume_retry_interval;
-                st = self.bg_cv.wait_timeout(st, interval).expect("state").0;
+                self.bg_cv.wait_for(&mut st, interval);
                 if self.shutting_down.load(Ordering::Acquire)
                     || !self.has_bg_error.load(Ordering::Acquire)
                 {
@@ -161,14 +161,14 @@ impl Shared {
                     }
                     Err(e) => info!(self.info_log, "automatic resume failed: {e}"),
                 }
-                st = self.state.lock().expect("state");
+                st = self.state.lock();
                 continue;
             }
             if !st.version.imm.is_empty() {
                 st.bg.running_jobs += 1;
                 drop(st);
                 let result = self.flush_oldest();
-                st = self.state.lock().expect("state");
+                st = self.state.lock();
                 st.bg.running_jobs -= 1;
                 if let Err(e) = result {
                     self.record_bg_error(e);
@@ -177,7 +177,7 @@ impl Shared {
             } else if self.shutting_down.load(Ordering::Acquire) {
                 return;
             } else {
-                st = self.bg_cv.wait(st).expect("state");
+                self.bg_cv.wait(&mut st);
             }
         }
     }
@@ -185,7 +185,7 @@ impl Shared {
     /// A compaction thread: runs what the picker chooses until shutdown
     /// (a compaction under way ends first; none starts after).
     fn compaction_loop(&self) {
-        let mut st = self.state.lock().expect("state");
+        let mut st = self.state.lock();
         loop {
             if self.shutting_down.load(Ordering::Acquire) {
                 return;
@@ -196,7 +196,7 @@ impl Shared {
                 self.pick_compaction(&st)
             };
             let Some(pick) = pick else {
-                st = self.bg_cv.wait(st).expect("state");
+                self.bg_cv.wait(&mut st);
                 continue;
             };
             let version = st.version.clone();
@@ -206,7 +206,7 @@ impl Shared {
             drop(st);
             let result = self.run_compaction(&pick, &version);
             drop(version);
-            st = self.state.lock().expect("state");
+            st = self.state.lock();
             st.bg.running_jobs -= 1;
             st.bg.compactions.retain(|r| r.files != running.files);
             if let Err(e) = result {
@@ -237,14 +237,14 @@ impl Shared {
     /// Waits until no flush or compaction is under way or due.
     pub(super) fn wait_for_background(&self, timeout: Option<Duration>) -> Result<()> {
         let deadline = timeout.map(|t| Instant::now() + t);
-        let mut st = self.state.lock().expect("state");
+        let mut st = self.state.lock();
         loop {
             self.check_bg_error()?;
             if !self.background_work_left(&st) {
                 return Ok(());
             }
-            st = match deadline {
-                None => self.bg_cv.wait(st).expect("state"),
+            match deadline {
+                None => self.bg_cv.wait(&mut st),
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left.is_zero() {
@@ -252,16 +252,16 @@ impl Shared {
                             "flushes and compactions were still due".into(),
                         ));
                     }
-                    self.bg_cv.wait_timeout(st, left).expect("state").0
+                    self.bg_cv.wait_for(&mut st, left);
                 }
-            };
+            }
         }
     }
 
     /// Writes the oldest frozen memtable to a level-0 table.
     pub(super) fn flush_oldest(&self) -> Result<()> {
         let (mem, number) = {
-            let mut st = self.state.lock().expect("state");
+            let mut st = self.state.lock();
             let Some(mem) = st.version.imm.last().cloned() else {
                 return Ok(());
             };
@@ -284,7 +284,7 @@ impl Shared {
             &mut Forward(&mut *entries),
             None,
         )?;
-        let mut st = self.state.lock().expect("state");
+        let mut st = self.state.lock();
         let mut manifest = st.manifest.clone();
         if let Some(t) = &table {
             manifest.files.push(t.meta.clone());
@@ -372,7 +372,7 @@ impl Shared {
         }
 
         let gone: Vec<u64> = pick.inputs.iter().chain(&pick.overlaps).copied().collect();
-        let mut st = self.state.lock().expect("state");
+        let mut st = self.state.lock();
         let mut manifest = st.manifest.clone();
         manifest.files.retain(|f| !gone.contains(&f.number));
         manifest
@@ -424,7 +424,7 @@ impl Shared {
     ) -> Result<()> {
         while filtered.valid() {
             let number = {
-                let mut st = self.state.lock().expect("state");
+                let mut st = self.state.lock();
                 let n = st.manifest.next_file_number;
                 st.manifest.next_file_number += 1;
                 n
@@ -447,7 +447,7 @@ impl Shared {
     /// Moves `inputs` to the pick's output level by a manifest edit.
     fn install_move(&self, pick: &Pick, inputs: &[Arc<TableFile>], started: Instant) -> Result<()> {
         let level = pick.output_level as u32;
-        let mut st = self.state.lock().expect("state");
+        let mut st = self.state.lock();
         let mut manifest = st.manifest.clone();
         for f in &mut manifest.files {
             if pick.inputs.contains(&f.number) {

@@ -60,7 +60,7 @@ impl Shared {
 
     /// The error writers get while a background error stops writes.
     pub(super) fn background_error(&self) -> Error {
-        let cause = self.bg_error.lock().expect("bg error").clone();
+        let cause = self.bg_error.lock().clone();
         Error::BackgroundError(Arc::new(cause.unwrap_or_else(|| {
             Error::Aborted("writes were stopped by an earlier error".into())
         })))
@@ -77,10 +77,10 @@ impl Shared {
         // Lock order: the sequencer's close (writes wait until the log is
         // replaced), then the state lock.
         let closed = self.seq.close();
-        let mut st = self.state.lock().expect("state");
+        let mut st = self.state.lock();
         // A flush or compaction that was running when the error came ends first.
         while st.bg.running_jobs > 0 {
-            st = self.bg_cv.wait(st).expect("state");
+            self.bg_cv.wait(&mut st);
         }
         if !self.has_bg_error.load(Ordering::Acquire) {
             return Ok(()); // resumed meanwhile
@@ -93,22 +93,21 @@ impl Shared {
             return Err(cause);
         }
         info!(self.info_log, "resuming after: {cause}");
-        let log_broken =
-            (self.log.lock().expect("log").writer.as_ref()).is_none_or(LogWriter::is_failed);
+        let log_broken = (self.log.lock().writer.as_ref()).is_none_or(LogWriter::is_failed);
         if log_broken {
             self.install_new_log(&closed, &mut st)?;
         }
         drop(st);
         // Writes stay held off until no replay can need the broken log: a
         // record in the new log could not be replayed past it.
-        while !self.state.lock().expect("state").version.imm.is_empty() {
+        while !self.state.lock().version.imm.is_empty() {
             self.flush_oldest()?;
         }
-        *self.bg_error.lock().expect("bg error") = None;
+        *self.bg_error.lock() = None;
         self.has_bg_error.store(false, Ordering::Release);
         drop(closed);
         info!(self.info_log, "resumed; writes go on");
-        let _st = self.state.lock().expect("state");
+        let _st = self.state.lock();
         self.bg_cv.notify_all();
         Ok(())
     }
@@ -128,7 +127,7 @@ impl Shared {
     pub(super) fn record_bg_error(&self, e: Error) {
         info!(self.info_log, "background error, writes stop: {e}");
         {
-            let mut slot = self.bg_error.lock().expect("bg error");
+            let mut slot = self.bg_error.lock();
             if slot.is_none() {
                 *slot = Some(e);
             }

@@ -106,18 +106,18 @@ impl Shared {
         end: Option<&[u8]>,
         bottommost: bool,
     ) -> Result<()> {
-        let mut st = self.state.lock().expect("state");
+        let mut st = self.state.lock();
         // One manual compaction at a time.
         while st.bg.manual_compaction {
-            st = self.bg_cv.wait(st).expect("state");
+            self.bg_cv.wait(&mut st);
         }
         st.bg.manual_compaction = true;
         while !st.bg.compactions.is_empty() {
-            st = self.bg_cv.wait(st).expect("state");
+            self.bg_cv.wait(&mut st);
         }
         drop(st);
         let result = self.compact_range_steps(start, end, bottommost);
-        self.state.lock().expect("state").bg.manual_compaction = false;
+        self.state.lock().bg.manual_compaction = false;
         // The compaction threads may have work, and another manual
         // compaction may wait.
         self.bg_cv.notify_all();
@@ -134,7 +134,7 @@ impl Shared {
         bottommost: bool,
     ) -> Result<()> {
         let last = {
-            let st = self.state.lock().expect("state");
+            let st = self.state.lock();
             let deepest = (0..NUM_LEVELS)
                 .rev()
                 .find(|&l| !st.version.levels[l].is_empty())
@@ -143,7 +143,7 @@ impl Shared {
         };
         let steps = (0..last).chain(bottommost.then_some(last));
         for level in steps {
-            let mut st = self.state.lock().expect("state");
+            let mut st = self.state.lock();
             self.check_bg_error()?;
             // Level 0 goes to the base level (the levels between are empty);
             // the last level into itself.
@@ -168,7 +168,7 @@ impl Shared {
             drop(st);
             let result = self.run_compaction(&pick, &version);
             drop(version);
-            let mut st = self.state.lock().expect("state");
+            let mut st = self.state.lock();
             st.bg.running_jobs -= 1;
             st.bg.compactions.retain(|r| r.files != running.files);
             drop(st);

@@ -2,8 +2,10 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64};
-use std::sync::{Arc, Condvar, Mutex};
+
+use parking_lot::{Condvar, Mutex};
 
 use super::background::Background;
 use super::write::LogFile;

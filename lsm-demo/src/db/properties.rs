@@ -19,18 +19,18 @@ impl Shared {
     fn property(&self, name: &str) -> Option<Value> {
         if let Some(level) = name.strip_prefix(p::NUM_FILES_AT_LEVEL_PREFIX) {
             let level: usize = level.parse().ok().filter(|l| *l < NUM_LEVELS)?;
-            let st = self.state.lock().expect("state");
+            let st = self.state.lock();
             return Some(Value::Int(st.version.levels[level].len() as u64));
         }
         if name == p::NUM_SNAPSHOTS {
-            let snaps = self.snapshots.lock().expect("snapshot list");
+            let snaps = self.snapshots.lock();
             return Some(Value::Int(snaps.values().sum::<usize>() as u64));
         }
         if name == p::BACKGROUND_ERRORS {
-            let failed = self.bg_error.lock().expect("bg error").is_some();
+            let failed = self.bg_error.lock().is_some();
             return Some(Value::Int(u64::from(failed)));
         }
-        let st = self.state.lock().expect("state");
+        let st = self.state.lock();
         let v = &st.version;
         let active_bytes = v.mem.rep.memory_usage() as u64;
         let imm_bytes: u64 = v.imm.iter().map(|m| m.rep.memory_usage() as u64).sum();

@@ -24,7 +24,7 @@ impl DB {
     /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
     /// ```
     pub fn snapshot(&self) -> Snapshot<'_> {
-        let mut snaps = self.shared.snapshots.lock().expect("snapshot list");
+        let mut snaps = self.shared.snapshots.lock();
         let seq = self.shared.visible();
         *snaps.entry(seq).or_default() += 1;
         Snapshot {
@@ -124,7 +124,7 @@ impl Snapshot<'_> {
 
 impl Drop for Snapshot<'_> {
     fn drop(&mut self) {
-        let mut snaps = self.db.shared.snapshots.lock().expect("snapshot list");
+        let mut snaps = self.db.shared.snapshots.lock();
         if let Some(n) = snaps.get_mut(&self.sequence) {
             *n -= 1;
             if *n == 0 {
@@ -136,7 +136,7 @@ impl Drop for Snapshot<'_> {
 
 impl Shared {
     pub(super) fn oldest_snapshot(&self) -> u64 {
-        let snaps = self.snapshots.lock().expect("snapshot list");
+        let snaps = self.snapshots.lock();
         snaps
             .keys()
             .next()

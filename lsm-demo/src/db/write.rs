@@ -256,7 +256,7 @@ impl Shared {
     fn check_logged(&self, start: u64) -> Result<()> {
         // Acquire: pairs with the failing drainer's store.
         if self.log_failed_from.load(Ordering::Acquire) <= start {
-            let cause = self.bg_error.lock().expect("bg error").clone();
+            let cause = self.bg_error.lock().clone();
             return Err(cause.unwrap_or_else(|| self.background_error()));
         }
         Ok(())
@@ -295,7 +295,7 @@ impl Shared {
             return Ok(());
         }
         let (syncer, number) = {
-            let log = self.log.lock().expect("log");
+            let log = self.log.lock();
             (log.syncer.clone(), log.number)
         };
         let Some(syncer) =
@@ -311,7 +311,7 @@ impl Shared {
                 format!("syncing {}", log_path(&self.dir, number).display()),
                 e,
             );
-            self.log.lock().expect("log").writer = None;
+            self.log.lock().writer = None;
             self.log_failed_from.fetch_min(target, Ordering::AcqRel);
             self.set_bg_error(err.clone());
             self.written.wake_waiters();
@@ -327,7 +327,7 @@ impl Shared {
         if self.opts.allow_concurrent_memtable_write {
             mem.rep.insert_batch(first, batch, true);
         } else {
-            let _serial = self.insert_lock.lock().expect("insert lock");
+            let _serial = self.insert_lock.lock();
             mem.rep.insert_batch(first, batch, false);
         }
         if wo.disable_wal && !mem.has_unlogged.load(Ordering::Relaxed) {
@@ -349,7 +349,7 @@ impl Shared {
                 // record moves it over these ranges too.
                 return;
             }
-            let mut log = self.log.lock().expect("log");
+            let mut log = self.log.lock();
             let LogFile {
                 writer,
                 buffer,
@@ -441,7 +441,7 @@ impl Shared {
             if !self.memtable_full.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            let st = self.state.lock().expect("state");
+            let st = self.state.lock();
             match self.room(&st, no_slowdown)? {
                 Room::Enough => return Ok(()),
                 Room::Stall => {
@@ -450,7 +450,8 @@ impl Shared {
                     // point hold sequence ranges, so they are let finish.
                     self.bg_cv.notify_all();
                     let waited = Instant::now();
-                    let mut st = self.bg_cv.wait(st).expect("state");
+                    let mut st = st;
+                    self.bg_cv.wait(&mut st);
                     st.bg.stalls.stops += 1;
                     st.bg.stalls.stop_micros += waited.elapsed().as_micros() as u64;
                     continue;
@@ -458,7 +459,8 @@ impl Shared {
                 Room::Slowdown(due) => {
                     let waited = Instant::now();
                     let pause = due.saturating_duration_since(waited);
-                    let mut st = self.bg_cv.wait_timeout(st, pause).expect("state").0;
+                    let mut st = st;
+                    self.bg_cv.wait_for(&mut st, pause);
                     st.bg.stalls.slowdowns += 1;
                     st.bg.stalls.slowdown_micros += waited.elapsed().as_micros() as u64;
                     continue;
@@ -470,7 +472,7 @@ impl Shared {
             // failed log write) before it finishes the range.
             drop(st);
             let closed = self.seq.close();
-            let st = self.state.lock().expect("state");
+            let st = self.state.lock();
             if let Room::Switch = self.room(&st, no_slowdown)? {
                 return self.switch_memtable(&closed, st);
             }
@@ -516,14 +518,14 @@ impl Shared {
     pub(super) fn switch_memtable(
         &self,
         closed: &Closed<'_>,
-        mut st: std::sync::MutexGuard<'_, State>,
+        mut st: parking_lot::MutexGuard<'_, State>,
     ) -> Result<()> {
         // After a failed log write or sync, only `resume` replaces the log:
         // it retires the broken one before it lets writes in. (A broken log
         // always comes with the error; the second check keeps a switch
         // from ever leaving one without a trailer.)
         self.check_bg_error()?;
-        if (self.log.lock().expect("log").writer.as_ref()).is_none_or(LogWriter::is_failed) {
+        if (self.log.lock().writer.as_ref()).is_none_or(LogWriter::is_failed) {
             return Err(self.background_error());
         }
         self.install_new_log(closed, &mut st)
@@ -533,13 +535,13 @@ impl Shared {
     pub(super) fn install_new_log(
         &self,
         closed: &Closed<'_>,
-        st: &mut std::sync::MutexGuard<'_, State>,
+        st: &mut parking_lot::MutexGuard<'_, State>,
     ) -> Result<()> {
         // The closed sequencer holds new writes off, and every write in
         // flight has finished: each is logged (or failed) and inserted. Sync
         // writers hold their ranges while their group syncs, so the last
         // sync group synced the old log before we got here.
-        let mut log = self.log.lock().expect("log");
+        let mut log = self.log.lock();
         let number = st.manifest.next_file_number;
         st.manifest.next_file_number += 1;
         let path = log_path(&self.dir, number);
