@@ -629,7 +629,7 @@ impl<'a> BatchOp<'a> {
 /// The field says what was wrong with the record:
 ///
 /// ```
-/// use lsm_demo::batch::BadRecord;
+/// use lsm_demo::BadRecord;
 ///
 /// let err = BadRecord("bad length varint");
 /// assert_eq!(err.0, "bad length varint");

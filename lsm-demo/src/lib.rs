@@ -77,27 +77,38 @@
 //!   concurrent sync writers share one sync;
 //!   [`Options::set_group_commit_wait`] turns it off.
 
-pub mod batch;
-pub mod bloom;
+mod batch;
 pub(crate) mod compaction;
-pub mod db;
+mod db;
 pub mod env;
-pub mod error;
+mod error;
 pub(crate) mod filename;
 pub(crate) mod info_log;
 pub(crate) mod iter;
-pub mod key;
-pub mod manifest;
 pub(crate) mod memtable;
-pub mod options;
+mod options;
 pub mod properties;
-pub mod recovery;
-pub mod repair;
-pub mod table;
 pub(crate) mod version;
+
+// The storage formats and the recovery machinery: public for the
+// integration tests, the fuzz targets and the command line, hidden from the
+// documentation, and not a stable API.
+#[doc(hidden)]
+pub mod bloom;
+#[doc(hidden)]
+pub mod key;
+#[doc(hidden)]
+pub mod manifest;
+#[doc(hidden)]
+pub mod recovery;
+#[doc(hidden)]
+pub mod repair;
+#[doc(hidden)]
+pub mod table;
+#[doc(hidden)]
 pub mod wal;
 
-pub use batch::{BatchOp, WriteBatch, WriteBatchIterator};
+pub use batch::{BadRecord, BatchOp, WriteBatch, WriteBatchIterator};
 pub use db::{
     DB, DBIterator, DBPinnableSlice, DBRawIterator, DBWALIterator, DbStats, Direction,
     IteratorMode, KvPair, LevelStats, Snapshot, WriteStallStats,
