@@ -175,13 +175,13 @@ impl<const THP: bool, const B2: bool> Contender for Ours<THP, B2> {
 
     #[inline]
     fn get(&self, key: &Key) -> bool {
-        let mut cursor = self.0.iter();
+        let mut cursor = self.0.cursor();
         cursor.seek(key);
         cursor.valid() && cursor.key().starts_with(key)
     }
 
     fn scan(&self) -> usize {
-        self.0.iter().map(|e| usize::from(e[ENTRY - 1])).sum()
+        self.0.cursor().map(|e| usize::from(e[ENTRY - 1])).sum()
     }
 }
 

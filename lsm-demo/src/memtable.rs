@@ -237,7 +237,7 @@ impl MemRep for VectorRep {
     }
 
     fn memory_usage(&self) -> usize {
-        self.mem.approximate_memory_usage()
+        self.mem.memory_usage()
     }
 
     fn len(&self) -> usize {

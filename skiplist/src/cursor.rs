@@ -40,7 +40,7 @@ use std::sync::Arc;
 /// for k in [b"b", b"d", b"f"] {
 ///     list.insert(k);
 /// }
-/// let mut c = list.iter();
+/// let mut c = list.cursor();
 /// c.seek(b"c");
 /// assert_eq!(c.key(), b"d");
 /// c.prev();
@@ -71,9 +71,9 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     ///
     /// ```
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
-    /// assert!(!list.iter().valid());
+    /// assert!(!list.cursor().valid());
     /// list.insert(b"k");
-    /// assert!(list.iter().valid());
+    /// assert!(list.cursor().valid());
     /// ```
     #[inline]
     pub fn valid(&self) -> bool {
@@ -91,7 +91,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// ```
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"k");
-    /// assert_eq!(list.iter().key(), b"k");
+    /// assert_eq!(list.cursor().key(), b"k");
     /// ```
     #[inline]
     pub fn key(&self) -> &'a [u8] {
@@ -109,7 +109,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// ```
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"a");
-    /// let mut c = list.iter();
+    /// let mut c = list.cursor();
     /// c.next();
     /// assert!(!c.valid());
     /// ```
@@ -132,7 +132,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"a");
     /// list.insert(b"b");
-    /// let mut c = list.iter();
+    /// let mut c = list.cursor();
     /// c.seek_to_last();
     /// c.prev();
     /// assert_eq!(c.key(), b"a");
@@ -149,7 +149,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// ```
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
-    /// let mut c = list.iter();
+    /// let mut c = list.cursor();
     /// c.seek(b"a");
     /// assert_eq!(c.key(), b"b");
     /// c.seek(b"c");
@@ -167,7 +167,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// ```
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
-    /// let mut c = list.iter();
+    /// let mut c = list.cursor();
     /// c.seek_for_prev(b"c");
     /// assert_eq!(c.key(), b"b");
     /// c.seek_for_prev(b"a");
@@ -186,7 +186,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
     /// list.insert(b"a");
-    /// let mut c = list.iter();
+    /// let mut c = list.cursor();
     /// c.seek_to_last();
     /// c.seek_to_first();
     /// assert_eq!(c.key(), b"a");
@@ -204,7 +204,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
     /// list.insert(b"a");
-    /// let mut c = list.iter();
+    /// let mut c = list.cursor();
     /// c.seek_to_last();
     /// assert_eq!(c.key(), b"b");
     /// ```
@@ -289,11 +289,27 @@ impl<C: Comparator> ArcCursor<C> {
     /// ```
     /// use std::sync::Arc;
     /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
-    /// assert!(Arc::ptr_eq(list.cursor_arc().list(), &list));
+    /// assert!(Arc::ptr_eq(list.cursor_arc().get_ref(), &list));
     /// ```
     #[inline]
-    pub fn list(&self) -> &Arc<SkipList<C>> {
+    pub fn get_ref(&self) -> &Arc<SkipList<C>> {
         &self.list
+    }
+
+    /// The former name of [`get_ref`](ArcCursor::get_ref).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #![allow(deprecated)]
+    /// use std::sync::Arc;
+    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
+    /// assert!(Arc::ptr_eq(list.cursor_arc().list(), &list));
+    /// ```
+    #[deprecated(note = "use `get_ref`, the name `vecmem` shares")]
+    #[inline]
+    pub fn list(&self) -> &Arc<SkipList<C>> {
+        self.get_ref()
     }
 
     /// Whether the cursor is on an entry. See [`Cursor::valid`].

@@ -83,10 +83,10 @@
 //! assert_eq!(list.len(), 1000);
 //! assert!(!list.insert(&7u32.to_be_bytes()), "duplicates are rejected");
 //!
-//! let mut cursor = list.iter();
+//! let mut cursor = list.cursor();
 //! cursor.seek(&500u32.to_be_bytes());
 //! assert_eq!(cursor.key(), 500u32.to_be_bytes());
-//! assert!(list.iter().is_sorted());
+//! assert!(list.cursor().is_sorted());
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -250,7 +250,7 @@ pub const MAX_KEY_LEN: usize = node::MAX_KEY_LEN;
 /// assert!(list.insert(b"a"));
 /// assert!(!list.insert(b"a"));
 /// assert!(list.contains(b"a"));
-/// assert_eq!(list.iter().collect::<Vec<_>>(), [b"a", b"b"]);
+/// assert_eq!(list.cursor().collect::<Vec<_>>(), [b"a", b"b"]);
 /// ```
 pub struct SkipList<C = BytewiseComparator> {
     /// A node of height `height_cap` with an empty key, before every entry;
@@ -667,7 +667,8 @@ impl<C: Comparator> SkipList<C> {
         self.arena.approximate_memory_usage()
     }
 
-    /// A cursor on the first entry (invalid if the list is empty).
+    /// A cursor on the first entry (invalid if the list is empty), borrowing
+    /// the list. It is also an [`Iterator`] over the keys from there on.
     ///
     /// # Examples
     ///
@@ -675,11 +676,27 @@ impl<C: Comparator> SkipList<C> {
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
     /// list.insert(b"a");
-    /// assert_eq!(list.iter().collect::<Vec<_>>(), [b"a", b"b"]);
+    /// assert_eq!(list.cursor().collect::<Vec<_>>(), [b"a", b"b"]);
     /// ```
     #[inline]
-    pub fn iter(&self) -> Cursor<'_, C> {
+    pub fn cursor(&self) -> Cursor<'_, C> {
         Cursor::new(self)
+    }
+
+    /// The former name of [`cursor`](SkipList::cursor).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #![allow(deprecated)]
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
+    /// list.insert(b"a");
+    /// assert_eq!(list.iter().key(), b"a");
+    /// ```
+    #[deprecated(note = "use `cursor`, the name `vecmem` shares")]
+    #[inline]
+    pub fn iter(&self) -> Cursor<'_, C> {
+        self.cursor()
     }
 
     /// A cursor on the first entry that holds the list alive by itself.
@@ -828,7 +845,7 @@ impl<'a, C: Comparator> IntoIterator for &'a SkipList<C> {
 
     #[inline]
     fn into_iter(self) -> Cursor<'a, C> {
-        self.iter()
+        self.cursor()
     }
 }
 
@@ -850,7 +867,7 @@ impl<'a, C: Comparator> IntoIterator for &'a SkipList<C> {
 /// entry[..key.len()].copy_from_slice(key);
 /// entry[key.len()..].copy_from_slice(value);
 /// assert!(list.insert_reserved(entry));
-/// assert_eq!(list.iter().key(), b"user-keyvalue");
+/// assert_eq!(list.cursor().key(), b"user-keyvalue");
 /// ```
 pub struct Reserved<'a> {
     node: Node,

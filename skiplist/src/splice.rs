@@ -125,7 +125,7 @@ impl Default for Splice {
 ///
 /// let reader = {
 ///     let list = Arc::clone(&list);
-///     std::thread::spawn(move || list.iter().count())
+///     std::thread::spawn(move || list.cursor().count())
 /// };
 /// for i in 0u32..100 {
 ///     assert!(list.insert_single_writer(&mut writer, &i.to_be_bytes()));

@@ -18,13 +18,13 @@ fn shuffled(n: u32) -> Vec<u32> {
 
 /// The keys of a list of big-endian `u32`s, in list order.
 fn u32_keys<C: Comparator>(list: &SkipList<C>) -> Vec<u32> {
-    list.iter()
+    list.cursor()
         .map(|k| u32::from_be_bytes(k.try_into().unwrap()))
         .collect()
 }
 
 fn keys_of<C: Comparator>(list: &SkipList<C>) -> Vec<Vec<u8>> {
-    list.iter().map(<[u8]>::to_vec).collect()
+    list.cursor().map(<[u8]>::to_vec).collect()
 }
 
 #[test]
@@ -33,7 +33,7 @@ fn empty_list() {
     assert!(list.is_empty());
     assert_eq!(list.len(), 0);
     assert!(!list.contains(b""));
-    let mut c = list.iter();
+    let mut c = list.cursor();
     assert!(!c.valid());
     c.seek(b"a");
     assert!(!c.valid());
@@ -79,7 +79,7 @@ fn a_list_of_height_1_is_a_sorted_linked_list() {
         assert!(list.insert(&i.to_be_bytes()));
     }
     assert_eq!(list.check_invariants().unwrap().len(), 1);
-    let mut c = list.iter();
+    let mut c = list.cursor();
     c.seek(&7u32.to_be_bytes());
     assert_eq!(c.key(), 7u32.to_be_bytes());
 }
@@ -152,7 +152,7 @@ fn cursor_walks_both_ways() {
     for i in shuffled(n) {
         list.insert(&(i * 2).to_be_bytes());
     }
-    let mut c = list.iter();
+    let mut c = list.cursor();
     c.seek_to_last();
     for i in (0..n).rev() {
         assert_eq!(c.key(), (i * 2).to_be_bytes());
@@ -184,14 +184,14 @@ fn cursor_walks_both_ways() {
 #[should_panic(expected = "not on an entry")]
 fn key_of_invalid_cursor_panics() {
     let list = SkipList::new(BytewiseComparator);
-    let _ = list.iter().key();
+    let _ = list.cursor().key();
 }
 
 #[test]
 #[should_panic(expected = "not on an entry")]
 fn next_of_invalid_cursor_panics() {
     let list = SkipList::new(BytewiseComparator);
-    list.iter().next();
+    list.cursor().next();
 }
 
 #[test]
@@ -200,7 +200,7 @@ fn iterator_is_fused_and_starts_where_the_cursor_is() {
     for k in [b"a", b"b", b"c"] {
         list.insert(k);
     }
-    let mut c = list.iter();
+    let mut c = list.cursor();
     c.seek(b"b");
     assert_eq!(Iterator::next(&mut c), Some(b"b".as_slice()));
     assert_eq!(Iterator::next(&mut c), Some(b"c".as_slice()));
@@ -218,7 +218,7 @@ fn custom_comparator_orders_the_list() {
         list.insert(k);
     }
     assert_eq!(keys_of(&list), [b"c", b"b", b"a"]);
-    let mut c = list.iter();
+    let mut c = list.cursor();
     c.seek(b"bb"); // first entry "at or after" bb in reverse order: b
     assert_eq!(c.key(), b"b");
     // A comparator that ignores everything after the first byte treats
@@ -307,7 +307,7 @@ fn reserved_entries() {
     }
     assert!(!list.contains(b"zzz"));
     assert_eq!(list.len(), 20);
-    assert_eq!(list.iter().key(), [0, 0, b'v', b'v']);
+    assert_eq!(list.cursor().key(), [0, 0, b'v', b'v']);
     let empty = list.reserve(0);
     assert!(list.insert_reserved(empty));
     assert!(list.contains(b""));
@@ -388,7 +388,7 @@ fn arc_cursor_outlives_the_borrow() {
     assert_eq!(c.key(), b"c");
     c.seek_to_first();
     assert_eq!(c.key(), b"a");
-    assert_eq!(c.list().len(), 3);
+    assert_eq!(c.get_ref().len(), 3);
 }
 
 #[test]
@@ -418,7 +418,7 @@ fn concurrent_inserts_and_a_reader() {
         let list = &list;
         s.spawn(move || {
             for _ in 0..3 {
-                let keys: Vec<&[u8]> = list.iter().collect();
+                let keys: Vec<&[u8]> = list.cursor().collect();
                 assert!(keys.windows(2).all(|w| w[0] < w[1]));
             }
         });
@@ -426,7 +426,7 @@ fn concurrent_inserts_and_a_reader() {
     let expected: BTreeSet<u32> = (0..per_thread * threads).map(|x| x / 2).collect();
     assert_eq!(list.len(), expected.len());
     let got: Vec<u32> = list
-        .iter()
+        .cursor()
         .map(|k| u32::from_be_bytes(k.try_into().unwrap()))
         .collect();
     assert_eq!(got, expected.into_iter().collect::<Vec<_>>());
@@ -478,7 +478,7 @@ fn debug_output() {
     let list = SkipList::new(BytewiseComparator);
     list.insert(b"k");
     assert!(format!("{list:?}").contains("len: 1"));
-    assert!(format!("{:?}", list.iter()).contains("107")); // b'k'
+    assert!(format!("{:?}", list.cursor()).contains("107")); // b'k'
     assert!(format!("{:?}", list.reserve(2)).contains("len: 2"));
     assert_eq!(
         InvariantError::MissingBelow { level: 3 }.to_string(),

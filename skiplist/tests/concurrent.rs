@@ -123,7 +123,7 @@ fn random_target(rng: &mut SmallRng, snapshot: &[u64; K as usize]) -> Id {
 fn read_step(list: &SkipList, state: &State, rng: &mut SmallRng) -> usize {
     let snapshot = state.snapshot();
     let mut pos = random_target(rng, &snapshot);
-    let mut cursor = list.iter();
+    let mut cursor = list.cursor();
     cursor.seek(&encode(pos));
     let mut steps = 0;
     loop {

@@ -137,7 +137,7 @@ fn run(ops: &[Op], single_writer: bool) {
     let list = Arc::new(list);
     let mut model = BTreeSet::new();
     let mut pos: Pos = model.first().cloned();
-    let mut cursor = list.iter();
+    let mut cursor = list.cursor();
     let mut arc_cursor = list.cursor_arc();
 
     for op in ops {
@@ -185,7 +185,7 @@ fn run(ops: &[Op], single_writer: bool) {
 
     assert_eq!(list.len(), model.len());
     assert_eq!(list.is_empty(), model.is_empty());
-    let all: Vec<&[u8]> = list.iter().collect();
+    let all: Vec<&[u8]> = list.cursor().collect();
     assert_eq!(all, model.iter().map(Vec::as_slice).collect::<Vec<_>>());
     // The iterator yields from the cursor's position on.
     if let Some(p) = &pos {

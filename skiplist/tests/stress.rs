@@ -95,7 +95,7 @@ fn every_insert_path_at_once(options: SkipListOptions) {
                         }
                     }
                     // A scan from a random point is sorted and moves forward.
-                    let mut c = list.iter();
+                    let mut c = list.cursor();
                     c.seek(&rng.random::<u32>().to_be_bytes());
                     let mut last: Option<&[u8]> = None;
                     for _ in 0..200 {
@@ -142,7 +142,7 @@ fn every_insert_path_at_once(options: SkipListOptions) {
         "a key won 0 or 2+ times"
     );
     let expected: Vec<&[u8]> = won_by_key.keys().copied().collect();
-    let got: Vec<&[u8]> = list.iter().collect();
+    let got: Vec<&[u8]> = list.cursor().collect();
     assert_eq!(got, expected);
     assert_eq!(list.len(), expected.len());
     let counts = list.check_invariants().unwrap();
@@ -226,6 +226,6 @@ fn arc_cursors_on_reader_threads() {
     for r in readers {
         r.join().unwrap();
     }
-    let set: BTreeSet<Vec<u8>> = list.iter().map(<[u8]>::to_vec).collect();
+    let set: BTreeSet<Vec<u8>> = list.cursor().map(<[u8]>::to_vec).collect();
     assert_eq!(set.len(), n);
 }

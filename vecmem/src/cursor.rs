@@ -295,9 +295,35 @@ impl<C: Comparator> ArcCursor<C> {
     }
 
     /// The memtable this cursor reads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = Arc::new(VecMem::new(BytewiseComparator));
+    /// assert!(Arc::ptr_eq(mem.cursor_arc().get_ref(), &mem));
+    /// ```
+    #[inline]
+    pub fn get_ref(&self) -> &Arc<VecMem<C>> {
+        &self.mem
+    }
+
+    /// The former name of [`get_ref`](ArcCursor::get_ref).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #![allow(deprecated)]
+    /// use std::sync::Arc;
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = Arc::new(VecMem::new(BytewiseComparator));
+    /// assert!(Arc::ptr_eq(mem.cursor_arc().memtable(), &mem));
+    /// ```
+    #[deprecated(note = "use `get_ref`, the name `inline-skiplist` shares")]
     #[inline]
     pub fn memtable(&self) -> &Arc<VecMem<C>> {
-        &self.mem
+        self.get_ref()
     }
 
     cursor_methods!();

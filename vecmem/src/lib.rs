@@ -148,8 +148,7 @@ struct BatchNode {
 /// | **read-only** | panic (programmer error) | takes the write lock, moves the listed batches into the vector, sorts it in place, publishes it | the first cursor → sorted |
 /// | **sorted** | panic (programmer error) | shares the sorted vector (an `Arc` clone under a read lock) | never |
 ///
-/// [`len`](VecMem::len) and
-/// [`approximate_memory_usage`](VecMem::approximate_memory_usage) are plain
+/// [`len`](VecMem::len) and [`memory_usage`](VecMem::memory_usage) are plain
 /// atomic loads in every state.
 ///
 /// # Examples
@@ -297,6 +296,37 @@ impl<C: Comparator> VecMem<C> {
         self.append(entry, &[]);
     }
 
+    /// Appends an entry of `len` bytes that `fill` writes straight into the
+    /// arena (the bytes start zeroed), taking the shared lock for this one
+    /// entry: [`insert`](VecMem::insert) without the intermediate buffer,
+    /// for callers that encode their entries. A batch goes through
+    /// [`Writer::insert_with`] instead.
+    ///
+    /// # Panics
+    ///
+    /// If the memtable is read-only, or if `fill` panics (the entry is then
+    /// not added; its bytes stay unused in the arena).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// let (key, value) = (b"key", b"value");
+    /// mem.insert_with(key.len() + value.len(), |buf| {
+    ///     buf[..key.len()].copy_from_slice(key);
+    ///     buf[key.len()..].copy_from_slice(value);
+    /// });
+    /// let mut cursor = mem.cursor();
+    /// cursor.seek_to_first();
+    /// assert_eq!(cursor.key(), b"keyvalue");
+    /// ```
+    #[inline]
+    pub fn insert_with(&self, len: usize, fill: impl FnOnce(&mut [u8])) {
+        let entry = Entry::fill_into(&self.arena, len, fill);
+        self.append(entry, &[]);
+    }
+
     /// A write buffer for one batch: its entries are copied into the arena
     /// as they are inserted, and become visible to readers (and to
     /// [`len`](VecMem::len)) all at once when the writer is finished or
@@ -368,14 +398,30 @@ impl<C: Comparator> VecMem<C> {
     /// use vecmem::{BytewiseComparator, VecMem};
     /// let mem = VecMem::new(BytewiseComparator);
     /// mem.insert(&[0; 100]);
-    /// assert!(mem.approximate_memory_usage() >= 100);
+    /// assert!(mem.memory_usage() >= 100);
     /// ```
     #[inline]
-    pub fn approximate_memory_usage(&self) -> usize {
+    pub fn memory_usage(&self) -> usize {
         // Relaxed: a statistic, read without ordering against the vector.
         self.arena.approximate_memory_usage()
             + self.vector_bytes.load(Ordering::Relaxed)
             + self.listed.bytes.load(Ordering::Relaxed)
+    }
+
+    /// The former name of [`memory_usage`](VecMem::memory_usage).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #![allow(deprecated)]
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// assert_eq!(mem.approximate_memory_usage(), mem.memory_usage());
+    /// ```
+    #[deprecated(note = "use `memory_usage`, the name `inline-skiplist` shares")]
+    #[inline]
+    pub fn approximate_memory_usage(&self) -> usize {
+        self.memory_usage()
     }
 
     /// Freezes the memtable: later inserts panic, and the first cursor sorts
@@ -728,7 +774,7 @@ impl<C: Comparator> fmt::Debug for VecMem<C> {
         f.debug_struct("VecMem")
             .field("len", &self.len())
             .field("read_only", &self.is_read_only())
-            .field("approximate_memory_usage", &self.approximate_memory_usage())
+            .field("memory_usage", &self.memory_usage())
             .finish_non_exhaustive()
     }
 }
