@@ -679,7 +679,7 @@ impl<C: Comparator> SkipList<C> {
     /// assert_eq!(list.cursor().collect::<Vec<_>>(), [b"a", b"b"]);
     /// ```
     #[inline]
-    pub fn cursor(&self) -> Cursor<'_, C> {
+    pub fn cursor(&self) -> Cursor<&Self> {
         Cursor::new(self)
     }
 
@@ -695,7 +695,7 @@ impl<C: Comparator> SkipList<C> {
     /// ```
     #[deprecated(note = "use `cursor`, the name `vecmem` shares")]
     #[inline]
-    pub fn iter(&self) -> Cursor<'_, C> {
+    pub fn iter(&self) -> Cursor<&Self> {
         self.cursor()
     }
 
@@ -713,7 +713,7 @@ impl<C: Comparator> SkipList<C> {
     /// ```
     #[inline]
     pub fn cursor_arc(self: &Arc<Self>) -> ArcCursor<C> {
-        ArcCursor::new(Arc::clone(self))
+        Cursor::new(Arc::clone(self))
     }
 
     /// Walks every level and checks the structure: each level is strictly
@@ -841,10 +841,10 @@ impl<C: Comparator> fmt::Debug for SkipList<C> {
 
 impl<'a, C: Comparator> IntoIterator for &'a SkipList<C> {
     type Item = &'a [u8];
-    type IntoIter = Cursor<'a, C>;
+    type IntoIter = Cursor<&'a SkipList<C>>;
 
     #[inline]
-    fn into_iter(self) -> Cursor<'a, C> {
+    fn into_iter(self) -> Cursor<&'a SkipList<C>> {
         self.cursor()
     }
 }

@@ -466,7 +466,7 @@ fn memory_usage_counts_nodes() {
 fn list_and_cursors_are_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<SkipList>();
-    check::<Cursor<'static>>();
+    check::<Cursor<&'static SkipList>>();
     check::<ArcCursor>();
     check::<Splice>();
     check::<SingleWriter>();

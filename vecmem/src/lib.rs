@@ -654,7 +654,7 @@ impl<C: Comparator + Sync> VecMem<C> {
     /// cursor.prev();
     /// assert_eq!(cursor.key(), b"b");
     /// ```
-    pub fn cursor(&self) -> Cursor<'_, C> {
+    pub fn cursor(&self) -> Cursor<&Self> {
         Cursor::new(self, self.sorted_entries())
     }
 
@@ -675,7 +675,7 @@ impl<C: Comparator + Sync> VecMem<C> {
     /// assert_eq!(cursor.key(), b"k");
     /// ```
     pub fn cursor_arc(self: &Arc<Self>) -> ArcCursor<C> {
-        ArcCursor::new(Arc::clone(self), self.sorted_entries())
+        Cursor::new(Arc::clone(self), self.sorted_entries())
     }
 
     /// The published entries, sorted: shared if read-only, else a copy.

@@ -377,7 +377,7 @@ fn debug_output_names_the_state() {
 fn handles_cross_threads() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<VecMem>();
-    send_sync::<Cursor<'static, BytewiseComparator>>();
+    send_sync::<Cursor<&'static VecMem>>();
     send_sync::<ArcCursor>();
     send_sync::<Writer<'static, BytewiseComparator>>();
 }
