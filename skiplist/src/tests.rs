@@ -126,9 +126,8 @@ fn duplicates_are_rejected_and_leave_the_list_unchanged() {
     assert!(!list.insert(b"a"));
     assert!(!list.insert(b""));
     assert!(!list.insert_with_hint(b"c", &mut hint));
-    let mut e = list.reserve(1);
-    e.copy_from_slice(b"b");
-    assert!(!list.insert_reserved(e));
+    assert!(!list.insert_with(1, None, |e| e.copy_from_slice(b"b")));
+    assert!(!list.insert_with(1, Some(&mut hint), |e| e.copy_from_slice(b"b")));
     assert_eq!(keys_of(&list), before);
     assert_eq!(list.len(), 4);
     list.check_invariants().unwrap();
@@ -289,8 +288,39 @@ fn a_hint_moves_between_lists_safely() {
 }
 
 #[test]
-fn reserved_entries() {
+fn entries_filled_in_place() {
     let list = SkipList::new(BytewiseComparator);
+    let mut hint = Splice::new();
+    for i in 0u16..20 {
+        assert!(list.insert_with(4, Some(&mut hint), |e| {
+            assert_eq!(e, &[0; 4], "the bytes start zeroed");
+            e[..2].copy_from_slice(&i.to_be_bytes());
+            e[2..].copy_from_slice(b"vv");
+        }));
+    }
+    // An entry whose filling panics is never inserted, and the hint is
+    // still good.
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        list.insert_with(3, Some(&mut hint), |e| {
+            e.copy_from_slice(b"zzz");
+            panic!("encoder failed");
+        })
+    }));
+    assert!(failed.is_err());
+    assert!(!list.contains(b"zzz"));
+    assert_eq!(list.len(), 20);
+    assert!(list.insert_with(4, Some(&mut hint), |e| e.copy_from_slice(b"\0\x14vv")));
+    assert_eq!(list.cursor().key(), [0, 0, b'v', b'v']);
+    assert!(list.insert_with(0, None, |_| {}));
+    assert!(list.contains(b""));
+    assert_eq!(list.len(), 22);
+    list.check_invariants().unwrap();
+}
+
+#[test]
+#[allow(deprecated)]
+fn the_deprecated_reserve_path_still_inserts() {
+    let mut list = SkipList::new(BytewiseComparator);
     let mut hint = Splice::new();
     for i in 0u16..20 {
         let mut e = list.reserve(4);
@@ -307,14 +337,25 @@ fn reserved_entries() {
     }
     assert!(!list.contains(b"zzz"));
     assert_eq!(list.len(), 20);
-    assert_eq!(list.cursor().key(), [0, 0, b'v', b'v']);
+    assert_eq!(list.iter().key(), [0, 0, b'v', b'v']);
     let empty = list.reserve(0);
+    assert!(format!("{empty:?}").contains("len: 0"));
     assert!(list.insert_reserved(empty));
     assert!(list.contains(b""));
+    let mut w = list.single_writer().unwrap();
+    assert!(list.insert_single_writer(&mut w, b"x"));
+    let mut e = list.reserve(1);
+    e[0] = b'y';
+    assert!(list.insert_reserved_single_writer(&mut w, e));
+    assert_eq!(list.len(), 23);
+    list.check_invariants().unwrap();
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Reserved<'static>>();
 }
 
 #[test]
 #[should_panic(expected = "belongs to another SkipList")]
+#[allow(deprecated)]
 fn reserved_entry_from_another_list_panics() {
     let a = SkipList::new(BytewiseComparator);
     let b = SkipList::new(BytewiseComparator);
@@ -332,16 +373,15 @@ fn single_writer_inserts_and_rejects_duplicates() {
     let mut model: BTreeSet<Vec<u8>> = BTreeSet::from([b"m".to_vec()]);
     for i in shuffled(n).into_iter().chain(0..n) {
         let k = i.to_be_bytes();
-        assert_eq!(
-            list.insert_single_writer(&mut w, &k),
-            model.insert(k.to_vec())
-        );
+        assert_eq!(w.insert(&list, &k), model.insert(k.to_vec()));
     }
-    let mut e = list.reserve(1);
-    e.copy_from_slice(b"z");
-    assert!(list.insert_reserved_single_writer(&mut w, e));
+    assert!(w.insert_with(&list, 1, |e| {
+        assert_eq!(e, [0]);
+        e.copy_from_slice(b"z");
+    }));
     model.insert(b"z".to_vec());
-    assert!(!list.insert_single_writer(&mut w, b"m"));
+    assert!(!w.insert(&list, b"m"));
+    assert!(!w.insert_with(&list, 1, |e| e.copy_from_slice(b"z")));
     assert_eq!(keys_of(&list), model.into_iter().collect::<Vec<_>>());
     list.check_invariants().unwrap();
 }
@@ -361,7 +401,15 @@ fn a_single_writer_token_is_bound_to_its_list() {
     let mut b = SkipList::new(BytewiseComparator);
     let mut wa = a.single_writer().unwrap();
     let _wb = b.single_writer().unwrap();
-    b.insert_single_writer(&mut wa, b"k");
+    wa.insert(&b, b"k");
+}
+
+#[test]
+#[should_panic(expected = "has a SingleWriter")]
+fn a_fill_insert_on_a_single_writer_list_panics() {
+    let mut list = SkipList::new(BytewiseComparator);
+    let _w = list.single_writer().unwrap();
+    list.insert_with(1, None, |_| unreachable!("checked before the filling"));
 }
 
 #[test]
@@ -470,7 +518,6 @@ fn list_and_cursors_are_send_and_sync() {
     check::<ArcCursor>();
     check::<Splice>();
     check::<SingleWriter>();
-    check::<Reserved<'static>>();
 }
 
 #[test]
@@ -479,7 +526,6 @@ fn debug_output() {
     list.insert(b"k");
     assert!(format!("{list:?}").contains("len: 1"));
     assert!(format!("{:?}", list.cursor()).contains("107")); // b'k'
-    assert!(format!("{:?}", list.reserve(2)).contains("len: 2"));
     assert_eq!(
         InvariantError::MissingBelow { level: 3 }.to_string(),
         "a node of level 3 is missing from the level below"

@@ -264,7 +264,7 @@ fn one_reader_one_single_writer() {
                 let slot = &state.generations[k as usize];
                 // Relaxed: this thread is the only writer.
                 let g = slot.load(Ordering::Relaxed) + 1;
-                assert!(list.insert_single_writer(&mut writer, &encode(id(k, g))));
+                assert!(writer.insert(&list, &encode(id(k, g))));
                 slot.store(g, Ordering::Release);
             }
             done.store(true, Ordering::Relaxed);

@@ -136,8 +136,8 @@ fn single_writer_and_a_reader() {
                 }
             })
         };
-        assert!(list.insert_single_writer(&mut writer, b"b"));
-        assert!(list.insert_single_writer(&mut writer, b"a"));
+        assert!(writer.insert(&list, b"b"));
+        assert!(writer.insert(&list, b"a"));
         reader.join().unwrap();
         assert_eq!(keys(&list), [b"a", b"b"]);
         list.check_invariants().unwrap();

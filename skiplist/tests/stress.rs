@@ -39,16 +39,8 @@ fn insert_by_path(list: &SkipList, path: usize, key: &[u8], hint: &mut Splice) -
     match path % 4 {
         0 => list.insert(key),
         1 => list.insert_with_hint(key, hint),
-        2 => {
-            let mut e = list.reserve(key.len());
-            e.copy_from_slice(key);
-            list.insert_reserved(e)
-        }
-        _ => {
-            let mut e = list.reserve(key.len());
-            e.copy_from_slice(key);
-            list.insert_reserved_with_hint(e, hint)
-        }
+        2 => list.insert_with(key.len(), None, |e| e.copy_from_slice(key)),
+        _ => list.insert_with(key.len(), Some(hint), |e| e.copy_from_slice(key)),
     }
 }
 
@@ -162,11 +154,11 @@ fn entries_encoded_in_place_stay_intact() {
                 let mut ids: Vec<u64> = (0..n as u64).map(|i| i * WRITERS as u64 + t).collect();
                 ids.shuffle(&mut SmallRng::seed_from_u64(t));
                 for id in ids {
-                    let mut e = list.reserve(116);
-                    e[..8].copy_from_slice(&id.to_be_bytes());
-                    e[8..16].copy_from_slice(&(!id).to_be_bytes());
-                    e[16..].fill(id as u8);
-                    assert!(list.insert_reserved(e));
+                    assert!(list.insert_with(116, None, |e| {
+                        e[..8].copy_from_slice(&id.to_be_bytes());
+                        e[8..16].copy_from_slice(&(!id).to_be_bytes());
+                        e[16..].fill(id as u8);
+                    }));
                 }
             });
         }
