@@ -23,6 +23,21 @@
 //! avoid a copy it can [`insert_with`](SkipList::insert_with) a length and a
 //! closure that encodes the entry straight into the new node.
 //!
+//! # The calls
+//!
+//! | to | call |
+//! |---|---|
+//! | insert a copy of a key | [`insert`](SkipList::insert), or [`insert_with_hint`](SkipList::insert_with_hint) with a [`Splice`] |
+//! | insert an entry encoded in place | [`insert_with(len, hint, fill)`](SkipList::insert_with) |
+//! | insert as the list's one writer | [`SingleWriter::insert`], [`SingleWriter::insert_with`] |
+//! | read | [`contains`](SkipList::contains); [`cursor`](SkipList::cursor) (borrowing, also an [`Iterator`]) or [`cursor_arc`](SkipList::cursor_arc) (an [`ArcCursor`], owning an `Arc` of the list) |
+//! | measure | [`len`](SkipList::len), [`is_empty`](SkipList::is_empty), [`memory_usage`](SkipList::memory_usage) |
+//!
+//! Both cursors are one type, [`Cursor<L>`](Cursor), generic over how it
+//! holds the list (`&SkipList` or `Arc<SkipList>`). The workspace's other
+//! memtable, `vecmem`, uses the same names for the same operations, so an
+//! engine can hold either behind one interface.
+//!
 //! # When to use it
 //!
 //! For an append-mostly sorted buffer that is written by many threads, read
@@ -143,8 +158,10 @@ pub const MAX_HEIGHT_LIMIT: usize = node::HEIGHT_LIMIT;
 ///
 /// let options = SkipListOptions::new().branching(2).max_height(20);
 /// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
-/// assert!(list.insert(b"k"));
-/// assert_eq!(list.check_invariants().unwrap().len(), 20);
+/// for i in 0u32..1000 {
+///     assert!(list.insert(&i.to_be_bytes()));
+/// }
+/// assert!(list.contains(&999u32.to_be_bytes()));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SkipListOptions {
@@ -176,7 +193,7 @@ impl SkipListOptions {
     ///
     /// let options = SkipListOptions::new().max_height(16);
     /// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
-    /// assert_eq!(list.check_invariants().unwrap().len(), 16);
+    /// assert!(list.insert(b"k"));
     /// ```
     pub const fn max_height(mut self, levels: usize) -> Self {
         self.max_height = levels;
@@ -618,8 +635,11 @@ impl<C: Comparator> SkipList<C> {
     /// ascending, every node of a level is linked in the level below, and no
     /// level at or above `max_height` is used. Returns how many nodes each
     /// level holds, one count per level of the list's options' `max_height`
-    /// (`counts[0] == len()` when no insert is running). O(n · height);
-    /// meant for tests and debugging.
+    /// (`counts[0] == len()` when no insert is running). O(n · height).
+    ///
+    /// A test hook, hidden from the docs and not part of the stable API:
+    /// this crate's tests (unit, proptest, stress, loom) call it after
+    /// their inserts.
     ///
     /// # Errors
     ///
@@ -637,6 +657,7 @@ impl<C: Comparator> SkipList<C> {
     /// assert_eq!(counts[0], 100);
     /// assert!(counts[1] < 100);
     /// ```
+    #[doc(hidden)]
     pub fn check_invariants(&self) -> Result<Vec<usize>, InvariantError> {
         let mut counts = vec![0; self.height_cap];
         // Relaxed: a raise we miss only means the levels above are checked
@@ -676,7 +697,8 @@ impl<C: Comparator> SkipList<C> {
     }
 }
 
-/// A structural violation found by [`SkipList::check_invariants`].
+/// A structural violation found by [`SkipList::check_invariants`]; like it,
+/// a test hook, hidden from the docs and not part of the stable API.
 ///
 /// # Examples
 ///
@@ -684,6 +706,7 @@ impl<C: Comparator> SkipList<C> {
 /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
 /// let _: Result<_, inline_skiplist::InvariantError> = list.check_invariants();
 /// ```
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum InvariantError {

@@ -15,6 +15,22 @@
 //! first reader sorts everything into one vector (in parallel with rayon when
 //! it is large) and every later reader shares that sorted vector.
 //!
+//! # The calls
+//!
+//! | to | call |
+//! |---|---|
+//! | insert one entry | [`insert`](VecMem::insert), or [`insert_with(len, fill)`](VecMem::insert_with) to encode it in place |
+//! | insert a batch | [`writer`](VecMem::writer), then [`Writer::insert`] / [`Writer::insert_with`] and [`Writer::finish`] |
+//! | freeze | [`mark_read_only`](VecMem::mark_read_only) |
+//! | read | [`cursor`](VecMem::cursor) (borrowing) or [`cursor_arc`](VecMem::cursor_arc) (an [`ArcCursor`], owning an `Arc` of the memtable) |
+//! | measure | [`len`](VecMem::len), [`is_empty`](VecMem::is_empty), [`memory_usage`](VecMem::memory_usage) |
+//!
+//! Both cursors are one type, [`Cursor<M>`](Cursor), generic over how it
+//! holds the memtable (`&VecMem` or `Arc<VecMem>`). The workspace's other
+//! memtable, `inline-skiplist`, uses the same names for the same
+//! operations. One difference: a fresh `VecMem` cursor is invalid until a
+//! `seek*`, while a skiplist cursor starts on the first entry.
+//!
 //! # When to use it
 //!
 //! For bulk loads: many writes, then one ordered pass (a flush), few or no
