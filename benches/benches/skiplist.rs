@@ -15,7 +15,7 @@
 //!
 //! Contenders: `skiplist` (this workspace, `SkipList::new`: arena blocks
 //! from the global allocator on 4 KiB pages; key and value encoded in one
-//! entry, written in place with `reserve`), `skiplist_thp` (the same list on
+//! entry, written in place with `insert_with`), `skiplist_thp` (the same list on
 //! an arena of 2 MiB blocks backed by transparent huge pages), `skiplist_b2`
 //! (`SkipList` with `SkipListOptions::new().branching(2).max_height(20)`,
 //! 4 KiB pages; random inserts and lookups only), `skiplist_thp_b2` (both:
@@ -167,21 +167,21 @@ impl<const THP: bool, const B2: bool> Contender for Ours<THP, B2> {
     #[inline]
     fn insert(&self, key: &Key) {
         // Zero-copy, as the engine does: encode the entry in its node.
-        let mut entry = self.0.reserve(ENTRY);
-        entry[..KEY].copy_from_slice(key);
-        entry[KEY..].copy_from_slice(&value_of(key));
-        self.0.insert_reserved(entry);
+        self.0.insert_with(ENTRY, None, |entry| {
+            entry[..KEY].copy_from_slice(key);
+            entry[KEY..].copy_from_slice(&value_of(key));
+        });
     }
 
     #[inline]
     fn get(&self, key: &Key) -> bool {
-        let mut cursor = self.0.iter();
+        let mut cursor = self.0.cursor();
         cursor.seek(key);
         cursor.valid() && cursor.key().starts_with(key)
     }
 
     fn scan(&self) -> usize {
-        self.0.iter().map(|e| usize::from(e[ENTRY - 1])).sum()
+        self.0.cursor().map(|e| usize::from(e[ENTRY - 1])).sum()
     }
 }
 
@@ -401,10 +401,10 @@ fn insert_sequential(c: &mut Criterion, data: &Data) {
                 total += timed_parallel(1, keys.len(), |_, range| {
                     let mut hint = Splice::new();
                     for k in &keys[range] {
-                        let mut e = list.reserve(ENTRY);
-                        e[..KEY].copy_from_slice(k);
-                        e[KEY..].copy_from_slice(&value_of(k));
-                        list.insert_reserved_with_hint(e, &mut hint);
+                        list.insert_with(ENTRY, Some(&mut hint), |e| {
+                            e[..KEY].copy_from_slice(k);
+                            e[KEY..].copy_from_slice(&value_of(k));
+                        });
                     }
                 });
             }
@@ -422,10 +422,10 @@ fn insert_sequential(c: &mut Criterion, data: &Data) {
                     // One thread runs this closure; the token moves to it.
                     let mut writer = writer.lock().unwrap().take().unwrap();
                     for k in &keys[range] {
-                        let mut e = list.reserve(ENTRY);
-                        e[..KEY].copy_from_slice(k);
-                        e[KEY..].copy_from_slice(&value_of(k));
-                        list.insert_reserved_single_writer(&mut writer, e);
+                        writer.insert_with(&list, ENTRY, |e| {
+                            e[..KEY].copy_from_slice(k);
+                            e[KEY..].copy_from_slice(&value_of(k));
+                        });
                     }
                 });
             }

@@ -183,13 +183,8 @@ impl MemRep for SkipListRep {
             self.serial_hint.try_lock().ok()
         };
         for_each_entry(first_seq, batch, |len, fill| {
-            let mut slot = self.list.reserve(len);
-            fill(slot.as_mut());
+            let inserted = self.list.insert_with(len, hint.as_deref_mut(), fill);
             // The engine never inserts one internal key twice: sequences are unique.
-            let inserted = match hint.as_deref_mut() {
-                Some(hint) => self.list.insert_reserved_with_hint(slot, hint),
-                None => self.list.insert_reserved(slot),
-            };
             debug_assert!(inserted, "duplicate internal key");
         });
     }
@@ -237,7 +232,7 @@ impl MemRep for VectorRep {
     }
 
     fn memory_usage(&self) -> usize {
-        self.mem.approximate_memory_usage()
+        self.mem.memory_usage()
     }
 
     fn len(&self) -> usize {

@@ -1,16 +1,22 @@
-//! Cursors: a borrowing [`Cursor`] (also a forward [`Iterator`]) and an
-//! owning [`ArcCursor`].
+//! The cursor, generic over how it holds its list: borrowed
+//! (`Cursor<&SkipList<C>>`, also a forward [`Iterator`]) or shared
+//! ([`ArcCursor`], `Cursor<Arc<SkipList<C>>>`).
 
 use crate::node::Node;
 use crate::{BytewiseComparator, Comparator, SkipList};
 use std::fmt;
 use std::iter::FusedIterator;
+use std::ops::Deref;
 use std::sync::Arc;
 
-/// A position in a [`SkipList`], borrowed from it.
+/// A position in a [`SkipList`], reached through `L`: a borrow
+/// `&SkipList<C>` ([`SkipList::cursor`]) or an `Arc<SkipList<C>>`
+/// ([`SkipList::cursor_arc`], alias [`ArcCursor`]). Both have the same
+/// methods and compile to the same code; only the lifetime of the keys
+/// differs (see [`key`](Cursor::key)).
 ///
 /// A cursor is either *valid*, on an entry, or *invalid*, off either end.
-/// [`SkipList::iter`] returns one on the first entry. Moving it never blocks
+/// Both constructors return one on the first entry. Moving it never blocks
 /// and never fails while other threads insert: it sees every entry inserted
 /// before it was positioned, and possibly some inserted since.
 ///
@@ -26,10 +32,11 @@ use std::sync::Arc;
 /// [`prev`](Cursor::prev) and [`key`](Cursor::key) panic on an invalid
 /// cursor.
 ///
-/// As an [`Iterator`], a cursor yields its current key and then steps
-/// forward, until it becomes invalid. Note the inherent [`Cursor::next`]
-/// (advance, returns nothing) takes precedence over [`Iterator::next`] in
-/// method-call syntax.
+/// As an [`Iterator`], a borrowing cursor yields its current key and then
+/// steps forward, until it becomes invalid. Note the inherent
+/// [`Cursor::next`] (advance, returns nothing) takes precedence over
+/// [`Iterator::next`] in method-call syntax. An [`ArcCursor`]'s keys borrow
+/// the cursor rather than the list, so it is not an `Iterator`.
 ///
 /// # Examples
 ///
@@ -40,7 +47,7 @@ use std::sync::Arc;
 /// for k in [b"b", b"d", b"f"] {
 ///     list.insert(k);
 /// }
-/// let mut c = list.iter();
+/// let mut c = list.cursor();
 /// c.seek(b"c");
 /// assert_eq!(c.key(), b"d");
 /// c.prev();
@@ -51,18 +58,63 @@ use std::sync::Arc;
 /// let rest: Vec<&[u8]> = c.collect();
 /// assert_eq!(rest, [b"d", b"f"]);
 /// ```
-pub struct Cursor<'a, C = BytewiseComparator> {
-    list: &'a SkipList<C>,
+pub struct Cursor<L> {
+    list: L,
     node: Option<Node>,
 }
 
-impl<'a, C: Comparator> Cursor<'a, C> {
+/// A cursor that owns a reference count on its list, so it can outlive any
+/// borrow: store it in a struct, send it to another thread, keep it while
+/// the list is being replaced elsewhere. Made by [`SkipList::cursor_arc`].
+///
+/// It has every method of the borrowing [`Cursor`]; its keys borrow the
+/// cursor rather than the list, so it is not an [`Iterator`].
+///
+/// # Examples
+///
+/// ```
+/// use inline_skiplist::{BytewiseComparator, SkipList};
+/// use std::sync::Arc;
+///
+/// let list = Arc::new(SkipList::new(BytewiseComparator));
+/// list.insert(b"a");
+/// list.insert(b"b");
+/// let mut cursor = list.cursor_arc();
+/// drop(list);
+/// let handle = std::thread::spawn(move || {
+///     cursor.seek(b"b");
+///     cursor.key().to_vec()
+/// });
+/// assert_eq!(handle.join().unwrap(), b"b");
+/// ```
+pub type ArcCursor<C = BytewiseComparator> = Cursor<Arc<SkipList<C>>>;
+
+/// The methods of every cursor, however it holds the list.
+impl<L, C> Cursor<L>
+where
+    L: Deref<Target = SkipList<C>>,
+    C: Comparator,
+{
     #[inline]
-    pub(crate) fn new(list: &'a SkipList<C>) -> Self {
-        Self {
-            list,
-            node: list.first(),
-        }
+    pub(crate) fn new(list: L) -> Self {
+        let node = list.first();
+        Self { list, node }
+    }
+
+    /// The list this cursor walks, as the cursor holds it (`&&SkipList` or
+    /// `&Arc<SkipList>`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
+    /// assert!(Arc::ptr_eq(list.cursor_arc().get_ref(), &list));
+    /// assert!(std::ptr::eq(*list.cursor().get_ref(), &*list));
+    /// ```
+    #[inline]
+    pub fn get_ref(&self) -> &L {
+        &self.list
     }
 
     /// Whether the cursor is on an entry.
@@ -71,31 +123,13 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     ///
     /// ```
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
-    /// assert!(!list.iter().valid());
+    /// assert!(!list.cursor().valid());
     /// list.insert(b"k");
-    /// assert!(list.iter().valid());
+    /// assert!(list.cursor().valid());
     /// ```
     #[inline]
     pub fn valid(&self) -> bool {
         self.node.is_some()
-    }
-
-    /// The current entry; it lives as long as the list.
-    ///
-    /// # Panics
-    ///
-    /// If the cursor is not [`valid`](Cursor::valid).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
-    /// list.insert(b"k");
-    /// assert_eq!(list.iter().key(), b"k");
-    /// ```
-    #[inline]
-    pub fn key(&self) -> &'a [u8] {
-        self.list.key_of(valid_node(self.node))
     }
 
     /// Steps to the following entry, or to invalid after the last one.
@@ -109,7 +143,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// ```
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"a");
-    /// let mut c = list.iter();
+    /// let mut c = list.cursor();
     /// c.next();
     /// assert!(!c.valid());
     /// ```
@@ -132,7 +166,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"a");
     /// list.insert(b"b");
-    /// let mut c = list.iter();
+    /// let mut c = list.cursor();
     /// c.seek_to_last();
     /// c.prev();
     /// assert_eq!(c.key(), b"a");
@@ -149,7 +183,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// ```
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
-    /// let mut c = list.iter();
+    /// let mut c = list.cursor();
     /// c.seek(b"a");
     /// assert_eq!(c.key(), b"b");
     /// c.seek(b"c");
@@ -167,7 +201,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// ```
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
-    /// let mut c = list.iter();
+    /// let mut c = list.cursor();
     /// c.seek_for_prev(b"c");
     /// assert_eq!(c.key(), b"b");
     /// c.seek_for_prev(b"a");
@@ -186,7 +220,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
     /// list.insert(b"a");
-    /// let mut c = list.iter();
+    /// let mut c = list.cursor();
     /// c.seek_to_last();
     /// c.seek_to_first();
     /// assert_eq!(c.key(), b"a");
@@ -204,7 +238,7 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
     /// list.insert(b"a");
-    /// let mut c = list.iter();
+    /// let mut c = list.cursor();
     /// c.seek_to_last();
     /// assert_eq!(c.key(), b"b");
     /// ```
@@ -214,107 +248,34 @@ impl<'a, C: Comparator> Cursor<'a, C> {
     }
 }
 
-impl<'a, C: Comparator> Iterator for Cursor<'a, C> {
-    type Item = &'a [u8];
-
-    /// Yields the current key, then steps forward.
-    #[inline]
-    fn next(&mut self) -> Option<&'a [u8]> {
-        let node = self.node?;
-        self.node = self.list.after(node);
-        Some(self.list.key_of(node))
-    }
-}
-
-impl<C: Comparator> FusedIterator for Cursor<'_, C> {}
-
-impl<C> Clone for Cursor<'_, C> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self {
-            list: self.list,
-            node: self.node,
-        }
-    }
-}
-
-impl<C: Comparator> fmt::Debug for Cursor<'_, C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Cursor")
-            .field("key", &self.node.map(|n| self.list.key_of(n)))
-            .finish()
-    }
-}
-
-/// A cursor that owns a reference count on its list, so it can outlive any
-/// borrow: store it in a struct, send it to another thread, keep it while
-/// the list is being replaced elsewhere.
-///
-/// It has the same positioning methods as [`Cursor`]; its keys borrow the
-/// cursor rather than the list, so it is not an [`Iterator`].
-///
-/// # Examples
-///
-/// ```
-/// use inline_skiplist::{BytewiseComparator, SkipList};
-/// use std::sync::Arc;
-///
-/// let list = Arc::new(SkipList::new(BytewiseComparator));
-/// list.insert(b"a");
-/// list.insert(b"b");
-/// let mut cursor = list.cursor_arc();
-/// drop(list);
-/// let handle = std::thread::spawn(move || {
-///     cursor.seek(b"b");
-///     cursor.key().to_vec()
-/// });
-/// assert_eq!(handle.join().unwrap(), b"b");
-/// ```
-pub struct ArcCursor<C = BytewiseComparator> {
-    list: Arc<SkipList<C>>,
-    node: Option<Node>,
-}
-
-impl<C: Comparator> ArcCursor<C> {
-    #[inline]
-    pub(crate) fn new(list: Arc<SkipList<C>>) -> Self {
-        let node = list.first();
-        Self { list, node }
-    }
-
-    /// The list this cursor walks.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
-    /// assert!(Arc::ptr_eq(list.cursor_arc().list(), &list));
-    /// ```
-    #[inline]
-    pub fn list(&self) -> &Arc<SkipList<C>> {
-        &self.list
-    }
-
-    /// Whether the cursor is on an entry. See [`Cursor::valid`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
-    /// assert!(!list.cursor_arc().valid());
-    /// ```
-    #[inline]
-    pub fn valid(&self) -> bool {
-        self.node.is_some()
-    }
-
-    /// The current entry. See [`Cursor::key`].
+/// The borrowing cursor: keys live as long as the borrow of the list.
+impl<'a, C: Comparator> Cursor<&'a SkipList<C>> {
+    /// The current entry; it lives as long as the list.
     ///
     /// # Panics
     ///
-    /// If the cursor is not [`valid`](ArcCursor::valid).
+    /// If the cursor is not [`valid`](Cursor::valid).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
+    /// list.insert(b"k");
+    /// assert_eq!(list.cursor().key(), b"k");
+    /// ```
+    #[inline]
+    pub fn key(&self) -> &'a [u8] {
+        self.list.key_of(valid_node(self.node))
+    }
+}
+
+/// The owning cursor: keys borrow the cursor, which holds the list alive.
+impl<C: Comparator> Cursor<Arc<SkipList<C>>> {
+    /// The current entry; it lives as long as the borrow of the cursor.
+    ///
+    /// # Panics
+    ///
+    /// If the cursor is not [`valid`](Cursor::valid).
     ///
     /// # Examples
     ///
@@ -329,133 +290,54 @@ impl<C: Comparator> ArcCursor<C> {
         self.list.key_of(valid_node(self.node))
     }
 
-    /// Steps to the following entry. See [`Cursor::next`].
-    ///
-    /// # Panics
-    ///
-    /// If the cursor is not [`valid`](ArcCursor::valid).
+    /// The former name of [`get_ref`](Cursor::get_ref).
     ///
     /// # Examples
     ///
     /// ```
+    /// # #![allow(deprecated)]
     /// use std::sync::Arc;
     /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
-    /// list.insert(b"a");
-    /// list.insert(b"b");
-    /// let mut c = list.cursor_arc();
-    /// c.next();
-    /// assert_eq!(c.key(), b"b");
+    /// assert!(Arc::ptr_eq(list.cursor_arc().list(), &list));
     /// ```
+    #[deprecated(note = "use `get_ref`, the name `vecmem` shares")]
     #[inline]
-    #[allow(clippy::should_implement_trait)] // RocksDB's name; see `Cursor`.
-    pub fn next(&mut self) {
-        self.node = self.list.after(valid_node(self.node));
-    }
-
-    /// Steps to the preceding entry. See [`Cursor::prev`].
-    ///
-    /// # Panics
-    ///
-    /// If the cursor is not [`valid`](ArcCursor::valid).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
-    /// list.insert(b"a");
-    /// let mut c = list.cursor_arc();
-    /// c.prev();
-    /// assert!(!c.valid());
-    /// ```
-    #[inline]
-    pub fn prev(&mut self) {
-        self.node = self.list.before(valid_node(self.node));
-    }
-
-    /// Moves to the first entry `>= target`. See [`Cursor::seek`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
-    /// list.insert(b"b");
-    /// let mut c = list.cursor_arc();
-    /// c.seek(b"a");
-    /// assert_eq!(c.key(), b"b");
-    /// ```
-    #[inline]
-    pub fn seek(&mut self, target: &[u8]) {
-        self.node = self.list.at_or_after(target);
-    }
-
-    /// Moves to the last entry `<= target`. See [`Cursor::seek_for_prev`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
-    /// list.insert(b"b");
-    /// let mut c = list.cursor_arc();
-    /// c.seek_for_prev(b"z");
-    /// assert_eq!(c.key(), b"b");
-    /// ```
-    #[inline]
-    pub fn seek_for_prev(&mut self, target: &[u8]) {
-        self.node = self.list.at_or_before(target);
-    }
-
-    /// Moves to the first entry.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
-    /// let mut c = list.cursor_arc();
-    /// list.insert(b"a");
-    /// c.seek_to_first();
-    /// assert_eq!(c.key(), b"a");
-    /// ```
-    #[inline]
-    pub fn seek_to_first(&mut self) {
-        self.node = self.list.first();
-    }
-
-    /// Moves to the last entry.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// let list = Arc::new(inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator));
-    /// list.insert(b"a");
-    /// list.insert(b"z");
-    /// let mut c = list.cursor_arc();
-    /// c.seek_to_last();
-    /// assert_eq!(c.key(), b"z");
-    /// ```
-    #[inline]
-    pub fn seek_to_last(&mut self) {
-        self.node = self.list.last();
+    pub fn list(&self) -> &Arc<SkipList<C>> {
+        self.get_ref()
     }
 }
 
-impl<C> Clone for ArcCursor<C> {
+impl<'a, C: Comparator> Iterator for Cursor<&'a SkipList<C>> {
+    type Item = &'a [u8];
+
+    /// Yields the current key, then steps forward.
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let node = self.node?;
+        self.node = self.list.after(node);
+        Some(self.list.key_of(node))
+    }
+}
+
+impl<C: Comparator> FusedIterator for Cursor<&SkipList<C>> {}
+
+impl<L: Clone> Clone for Cursor<L> {
     #[inline]
     fn clone(&self) -> Self {
         Self {
-            list: Arc::clone(&self.list),
+            list: self.list.clone(),
             node: self.node,
         }
     }
 }
 
-impl<C: Comparator> fmt::Debug for ArcCursor<C> {
+impl<L, C> fmt::Debug for Cursor<L>
+where
+    L: Deref<Target = SkipList<C>>,
+    C: Comparator,
+{
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ArcCursor")
+        f.debug_struct("Cursor")
             .field("key", &self.node.map(|n| self.list.key_of(n)))
             .finish()
     }

@@ -20,8 +20,23 @@
 //!
 //! An LSM engine stores an entry as one byte string (its internal key and
 //! value encoded together) and orders entries with its own comparator. To
-//! avoid a copy it can [`reserve`](SkipList::reserve) the node, encode the
-//! entry straight into it and then [`insert_reserved`](SkipList::insert_reserved).
+//! avoid a copy it can [`insert_with`](SkipList::insert_with) a length and a
+//! closure that encodes the entry straight into the new node.
+//!
+//! # The calls
+//!
+//! | to | call |
+//! |---|---|
+//! | insert a copy of a key | [`insert`](SkipList::insert), or [`insert_with_hint`](SkipList::insert_with_hint) with a [`Splice`] |
+//! | insert an entry encoded in place | [`insert_with(len, hint, fill)`](SkipList::insert_with) |
+//! | insert as the list's one writer | [`SingleWriter::insert`], [`SingleWriter::insert_with`] |
+//! | read | [`contains`](SkipList::contains); [`cursor`](SkipList::cursor) (borrowing, also an [`Iterator`]) or [`cursor_arc`](SkipList::cursor_arc) (an [`ArcCursor`], owning an `Arc` of the list) |
+//! | measure | [`len`](SkipList::len), [`is_empty`](SkipList::is_empty), [`memory_usage`](SkipList::memory_usage) |
+//!
+//! Both cursors are one type, [`Cursor<L>`](Cursor), generic over how it
+//! holds the list (`&SkipList` or `Arc<SkipList>`). The workspace's other
+//! memtable, `vecmem`, uses the same names for the same operations, so an
+//! engine can hold either behind one interface.
 //!
 //! # When to use it
 //!
@@ -83,14 +98,15 @@
 //! assert_eq!(list.len(), 1000);
 //! assert!(!list.insert(&7u32.to_be_bytes()), "duplicates are rejected");
 //!
-//! let mut cursor = list.iter();
+//! let mut cursor = list.cursor();
 //! cursor.seek(&500u32.to_be_bytes());
 //! assert_eq!(cursor.key(), 500u32.to_be_bytes());
-//! assert!(list.iter().is_sorted());
+//! assert!(list.cursor().is_sorted());
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod cursor;
+mod deprecated;
 mod link;
 mod node;
 mod search;
@@ -99,20 +115,19 @@ mod sync;
 mod thread_state;
 
 pub use cursor::{ArcCursor, Cursor};
+#[allow(deprecated)]
+pub use deprecated::Reserved;
 pub use key_comparator::{BytewiseComparator, Comparator};
 pub use splice::{SingleWriter, Splice};
 
 use crate::node::Node;
 use crate::splice::Levels;
 use crate::sync::{AtomicUsize, Ordering};
-use crate::thread_state::{LEN_STRIPES, random_height};
+use crate::thread_state::LEN_STRIPES;
 use arena::ConcurrentArena;
 use crossbeam_utils::CachePadded;
 use std::cmp::Ordering as CmpOrdering;
 use std::fmt;
-use std::marker::PhantomData;
-use std::ops::{Deref, DerefMut};
-use std::ptr::NonNull;
 use std::sync::Arc;
 
 /// The tallest node tower by default; RocksDB's value.
@@ -143,8 +158,10 @@ pub const MAX_HEIGHT_LIMIT: usize = node::HEIGHT_LIMIT;
 ///
 /// let options = SkipListOptions::new().branching(2).max_height(20);
 /// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
-/// assert!(list.insert(b"k"));
-/// assert_eq!(list.check_invariants().unwrap().len(), 20);
+/// for i in 0u32..1000 {
+///     assert!(list.insert(&i.to_be_bytes()));
+/// }
+/// assert!(list.contains(&999u32.to_be_bytes()));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SkipListOptions {
@@ -176,7 +193,7 @@ impl SkipListOptions {
     ///
     /// let options = SkipListOptions::new().max_height(16);
     /// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
-    /// assert_eq!(list.check_invariants().unwrap().len(), 16);
+    /// assert!(list.insert(b"k"));
     /// ```
     pub const fn max_height(mut self, levels: usize) -> Self {
         self.max_height = levels;
@@ -250,7 +267,7 @@ pub const MAX_KEY_LEN: usize = node::MAX_KEY_LEN;
 /// assert!(list.insert(b"a"));
 /// assert!(!list.insert(b"a"));
 /// assert!(list.contains(b"a"));
-/// assert_eq!(list.iter().collect::<Vec<_>>(), [b"a", b"b"]);
+/// assert_eq!(list.cursor().collect::<Vec<_>>(), [b"a", b"b"]);
 /// ```
 pub struct SkipList<C = BytewiseComparator> {
     /// A node of height `height_cap` with an empty key, before every entry;
@@ -428,104 +445,70 @@ impl<C: Comparator> SkipList<C> {
         self.link::<true>(node, height, hint.levels_for(self.id), true)
     }
 
-    /// Allocates a node for an entry of `len` bytes and returns its key
-    /// buffer (zeroed) to fill in place; then insert it with
-    /// [`insert_reserved`](SkipList::insert_reserved) or a variant. Until
-    /// then nobody else can see it. Dropping it without inserting leaves the
-    /// node unused in the arena.
+    /// Inserts an entry of `len` bytes that `fill` writes straight into the
+    /// new node (the bytes start zeroed): [`insert`](SkipList::insert)
+    /// without the intermediate buffer, for callers that encode their
+    /// entries, as an LSM engine does with its internal key and value. With
+    /// a `hint`, the insert starts from its brackets, as in
+    /// [`insert_with_hint`](SkipList::insert_with_hint).
+    ///
+    /// Returns `false`, leaving the list unchanged, if an equal key is
+    /// present (the node stays in the arena). Nobody else sees the bytes
+    /// before `fill` returns, and they never change afterwards. Safe to call
+    /// from many threads at once.
     ///
     /// # Panics
     ///
-    /// If `len` exceeds [`MAX_KEY_LEN`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
-    /// let mut entry = list.reserve(5);
-    /// entry.copy_from_slice(b"hello");
-    /// assert!(list.insert_reserved(entry));
-    /// assert!(list.contains(b"hello"));
-    /// ```
-    #[inline]
-    pub fn reserve(&self, len: usize) -> Reserved<'_> {
-        let height = random_height(self.bits_per_level, self.height_cap);
-        let node = Node::alloc(&self.arena, height, len);
-        // SAFETY: the node was just allocated from our arena, which outlives
-        // the borrow of `self`, and is unpublished; nothing else refers to it.
-        let (key, len) = unsafe { node.key_ptr() };
-        // SAFETY: `key .. key + len` is the node's key area, inside its
-        // allocation; zeroing makes it initialised, so `Reserved` can hand out
-        // `&mut [u8]`.
-        unsafe { key.write_bytes(0, len) };
-        Reserved {
-            node,
-            key,
-            len,
-            height,
-            list_id: self.id,
-            _list: PhantomData,
-        }
-    }
-
-    /// Inserts an entry filled in place after [`reserve`](SkipList::reserve).
-    /// Returns `false` if an equal key is present; the list is then unchanged.
-    ///
-    /// # Panics
-    ///
-    /// If `entry` was reserved from another list, or as
-    /// [`insert`](SkipList::insert).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
-    /// let mut e = list.reserve(1);
-    /// e[0] = 7;
-    /// assert!(list.insert_reserved(e));
-    /// assert!(list.contains(&[7]));
-    /// ```
-    #[inline]
-    pub fn insert_reserved(&self, entry: Reserved<'_>) -> bool {
-        self.check_concurrent_mode();
-        let (node, height) = self.take_reserved(entry);
-        let mut levels = Levels::empty();
-        self.link::<true>(node, height, &mut levels, false)
-    }
-
-    /// [`insert_reserved`](SkipList::insert_reserved) with a [`Splice`]
-    /// hint.
-    ///
-    /// # Panics
-    ///
-    /// As [`insert_reserved`](SkipList::insert_reserved).
+    /// As [`insert`](SkipList::insert), and if `fill` panics (the node then
+    /// stays unused in the arena, the list and `hint` unchanged).
     ///
     /// # Examples
     ///
     /// ```
     /// use inline_skiplist::{BytewiseComparator, SkipList, Splice};
+    ///
     /// let list = SkipList::new(BytewiseComparator);
+    /// let (key, value) = (b"user-key", b"value");
+    /// let inserted = list.insert_with(key.len() + value.len(), None, |buf| {
+    ///     buf[..key.len()].copy_from_slice(key);
+    ///     buf[key.len()..].copy_from_slice(value);
+    /// });
+    /// assert!(inserted);
+    /// assert_eq!(list.cursor().key(), b"user-keyvalue");
+    ///
     /// let mut hint = Splice::new();
     /// for i in 0u16..10 {
-    ///     let mut e = list.reserve(2);
-    ///     e.copy_from_slice(&i.to_be_bytes());
-    ///     assert!(list.insert_reserved_with_hint(e, &mut hint));
+    ///     list.insert_with(2, Some(&mut hint), |buf| buf.copy_from_slice(&i.to_be_bytes()));
     /// }
-    /// assert_eq!(list.len(), 10);
+    /// assert_eq!(list.len(), 11);
     /// ```
     #[inline]
-    pub fn insert_reserved_with_hint(&self, entry: Reserved<'_>, hint: &mut Splice) -> bool {
+    pub fn insert_with(
+        &self,
+        len: usize,
+        hint: Option<&mut Splice>,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> bool {
         self.check_concurrent_mode();
-        let (node, height) = self.take_reserved(entry);
-        self.link::<true>(node, height, hint.levels_for(self.id), true)
+        let (node, height) = self.alloc_with(len, fill);
+        // Two calls rather than one with a chosen splice: each inlines
+        // `link` with `partial_fix` known, as the separate methods did.
+        match hint {
+            Some(hint) => self.link::<true>(node, height, hint.levels_for(self.id), true),
+            None => {
+                let mut levels = Levels::empty();
+                self.link::<true>(node, height, &mut levels, false)
+            }
+        }
     }
 
     /// Turns the list into a single-writer list and returns the one
     /// [`SingleWriter`] token, or `None` if it was already handed out.
     ///
     /// `&mut self` proves that no insert is running now; from then on the
-    /// CAS-based inserts panic, so every insert goes through the token and
-    /// at most one runs at a time, while any number of readers read.
+    /// CAS-based inserts panic, so every insert goes through the token
+    /// ([`SingleWriter::insert`], [`SingleWriter::insert_with`]) and at most
+    /// one runs at a time, while any number of readers read.
     ///
     /// # Examples
     ///
@@ -533,7 +516,7 @@ impl<C: Comparator> SkipList<C> {
     /// let mut list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// let mut w = list.single_writer().unwrap();
     /// assert!(list.single_writer().is_none());
-    /// assert!(list.insert_single_writer(&mut w, b"k"));
+    /// assert!(w.insert(&list, b"k"));
     /// ```
     pub fn single_writer(&mut self) -> Option<SingleWriter> {
         if self.single_writer {
@@ -544,58 +527,6 @@ impl<C: Comparator> SkipList<C> {
             list_id: self.id,
             levels: Levels::empty(),
         })
-    }
-
-    /// Inserts a copy of `key` without CAS, as the list's single writer.
-    /// Sequential keys take O(1): the token keeps the previous insert's
-    /// brackets. Returns `false` if an equal key is present.
-    ///
-    /// # Panics
-    ///
-    /// If `writer` belongs to another list, or `key` is longer than
-    /// [`MAX_KEY_LEN`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
-    /// let mut w = list.single_writer().unwrap();
-    /// assert!(list.insert_single_writer(&mut w, b"a"));
-    /// assert!(!list.insert_single_writer(&mut w, b"a"));
-    /// ```
-    #[inline]
-    pub fn insert_single_writer(&self, writer: &mut SingleWriter, key: &[u8]) -> bool {
-        self.check_writer(writer);
-        let (node, height) = self.alloc_copy(key);
-        self.link::<false>(node, height, &mut writer.levels, false)
-    }
-
-    /// [`insert_reserved`](SkipList::insert_reserved) without CAS, as the
-    /// list's single writer.
-    ///
-    /// # Panics
-    ///
-    /// If `writer` or `entry` belongs to another list.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
-    /// let mut w = list.single_writer().unwrap();
-    /// let mut e = list.reserve(3);
-    /// e.copy_from_slice(b"abc");
-    /// assert!(list.insert_reserved_single_writer(&mut w, e));
-    /// assert!(list.contains(b"abc"));
-    /// ```
-    #[inline]
-    pub fn insert_reserved_single_writer(
-        &self,
-        writer: &mut SingleWriter,
-        entry: Reserved<'_>,
-    ) -> bool {
-        self.check_writer(writer);
-        let (node, height) = self.take_reserved(entry);
-        self.link::<false>(node, height, &mut writer.levels, false)
     }
 
     /// Whether an entry equal to `key` is present.
@@ -667,7 +598,8 @@ impl<C: Comparator> SkipList<C> {
         self.arena.approximate_memory_usage()
     }
 
-    /// A cursor on the first entry (invalid if the list is empty).
+    /// A cursor on the first entry (invalid if the list is empty), borrowing
+    /// the list. It is also an [`Iterator`] over the keys from there on.
     ///
     /// # Examples
     ///
@@ -675,10 +607,10 @@ impl<C: Comparator> SkipList<C> {
     /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
     /// list.insert(b"b");
     /// list.insert(b"a");
-    /// assert_eq!(list.iter().collect::<Vec<_>>(), [b"a", b"b"]);
+    /// assert_eq!(list.cursor().collect::<Vec<_>>(), [b"a", b"b"]);
     /// ```
     #[inline]
-    pub fn iter(&self) -> Cursor<'_, C> {
+    pub fn cursor(&self) -> Cursor<&Self> {
         Cursor::new(self)
     }
 
@@ -696,15 +628,18 @@ impl<C: Comparator> SkipList<C> {
     /// ```
     #[inline]
     pub fn cursor_arc(self: &Arc<Self>) -> ArcCursor<C> {
-        ArcCursor::new(Arc::clone(self))
+        Cursor::new(Arc::clone(self))
     }
 
     /// Walks every level and checks the structure: each level is strictly
     /// ascending, every node of a level is linked in the level below, and no
     /// level at or above `max_height` is used. Returns how many nodes each
     /// level holds, one count per level of the list's options' `max_height`
-    /// (`counts[0] == len()` when no insert is running). O(n · height);
-    /// meant for tests and debugging.
+    /// (`counts[0] == len()` when no insert is running). O(n · height).
+    ///
+    /// A test hook, hidden from the docs and not part of the stable API:
+    /// this crate's tests (unit, proptest, stress, loom) call it after
+    /// their inserts.
     ///
     /// # Errors
     ///
@@ -722,6 +657,7 @@ impl<C: Comparator> SkipList<C> {
     /// assert_eq!(counts[0], 100);
     /// assert!(counts[1] < 100);
     /// ```
+    #[doc(hidden)]
     pub fn check_invariants(&self) -> Result<Vec<usize>, InvariantError> {
         let mut counts = vec![0; self.height_cap];
         // Relaxed: a raise we miss only means the levels above are checked
@@ -761,7 +697,8 @@ impl<C: Comparator> SkipList<C> {
     }
 }
 
-/// A structural violation found by [`SkipList::check_invariants`].
+/// A structural violation found by [`SkipList::check_invariants`]; like it,
+/// a test hook, hidden from the docs and not part of the stable API.
 ///
 /// # Examples
 ///
@@ -769,6 +706,7 @@ impl<C: Comparator> SkipList<C> {
 /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
 /// let _: Result<_, inline_skiplist::InvariantError> = list.check_invariants();
 /// ```
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum InvariantError {
@@ -824,90 +762,11 @@ impl<C: Comparator> fmt::Debug for SkipList<C> {
 
 impl<'a, C: Comparator> IntoIterator for &'a SkipList<C> {
     type Item = &'a [u8];
-    type IntoIter = Cursor<'a, C>;
+    type IntoIter = Cursor<&'a SkipList<C>>;
 
     #[inline]
-    fn into_iter(self) -> Cursor<'a, C> {
-        self.iter()
-    }
-}
-
-/// A node allocated by [`SkipList::reserve`] whose entry is being filled in
-/// place; it dereferences to the entry's bytes (zeroed at first).
-///
-/// Insert it with [`SkipList::insert_reserved`],
-/// [`insert_reserved_with_hint`](SkipList::insert_reserved_with_hint) or
-/// [`insert_reserved_single_writer`](SkipList::insert_reserved_single_writer)
-/// on the list it came from. Nobody else sees the bytes until then, and they
-/// never change afterwards.
-///
-/// # Examples
-///
-/// ```
-/// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
-/// let (key, value) = (b"user-key", b"value");
-/// let mut entry = list.reserve(key.len() + value.len());
-/// entry[..key.len()].copy_from_slice(key);
-/// entry[key.len()..].copy_from_slice(value);
-/// assert!(list.insert_reserved(entry));
-/// assert_eq!(list.iter().key(), b"user-keyvalue");
-/// ```
-pub struct Reserved<'a> {
-    node: Node,
-    key: NonNull<u8>,
-    len: usize,
-    height: usize,
-    list_id: u64,
-    /// Borrows the list, which keeps its arena (and so this node) alive.
-    _list: PhantomData<&'a ()>,
-}
-
-// SAFETY: a `Reserved` is the only handle on its unpublished bytes, like a
-// `&'a mut [u8]`, which is Send.
-unsafe impl Send for Reserved<'_> {}
-// SAFETY: shared access only reads the bytes, like `&'a mut [u8]`, which is
-// Sync.
-unsafe impl Sync for Reserved<'_> {}
-
-impl Deref for Reserved<'_> {
-    type Target = [u8];
-
-    #[inline]
-    fn deref(&self) -> &[u8] {
-        // SAFETY: `len` initialised (zeroed) bytes at `key` that live for 'a;
-        // the only mutable access is through `&mut self`.
-        unsafe { std::slice::from_raw_parts(self.key.as_ptr(), self.len) }
-    }
-}
-
-impl DerefMut for Reserved<'_> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `deref`, and `&mut self` makes this the only access.
-        unsafe { std::slice::from_raw_parts_mut(self.key.as_ptr(), self.len) }
-    }
-}
-
-impl AsRef<[u8]> for Reserved<'_> {
-    #[inline]
-    fn as_ref(&self) -> &[u8] {
-        self
-    }
-}
-
-impl AsMut<[u8]> for Reserved<'_> {
-    #[inline]
-    fn as_mut(&mut self) -> &mut [u8] {
-        self
-    }
-}
-
-impl fmt::Debug for Reserved<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Reserved")
-            .field("len", &self.len)
-            .field("height", &self.height)
-            .finish_non_exhaustive()
+    fn into_iter(self) -> Cursor<&'a SkipList<C>> {
+        self.cursor()
     }
 }
 

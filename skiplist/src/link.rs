@@ -6,7 +6,7 @@ use crate::node::{self, Node};
 use crate::splice::{Levels, SingleWriter};
 use crate::sync::Ordering;
 use crate::thread_state::{len_stripe, random_height};
-use crate::{Comparator, Reserved, SkipList};
+use crate::{Comparator, SkipList};
 use std::cmp::Ordering as CmpOrdering;
 
 /// The insert machinery.
@@ -170,12 +170,25 @@ impl<C: Comparator> SkipList<C> {
         (node, height)
     }
 
+    /// Allocates a node for an entry of `len` bytes and lets `fill` write
+    /// them, zeroed first, before the node can be reached by anyone else.
     #[inline]
-    pub(crate) fn take_reserved(&self, entry: Reserved<'_>) -> (Node, usize) {
-        if entry.list_id != self.id {
-            foreign("Reserved entry");
-        }
-        (entry.node, entry.height)
+    pub(crate) fn alloc_with(&self, len: usize, fill: impl FnOnce(&mut [u8])) -> (Node, usize) {
+        let height = random_height(self.bits_per_level, self.height_cap);
+        let node = Node::alloc(&self.arena, height, len);
+        // SAFETY: the node was just allocated from our arena, which outlives
+        // the borrow of `self`, and is unpublished; nothing else refers to it.
+        let (key, len) = unsafe { node.key_ptr() };
+        // SAFETY: `key .. key + len` is the node's key area, inside its
+        // allocation, and nothing else refers to it until the node is
+        // linked, after `fill` returns; zeroing makes it initialised, so it
+        // can be lent as `&mut [u8]`.
+        let buf = unsafe {
+            key.write_bytes(0, len);
+            std::slice::from_raw_parts_mut(key.as_ptr(), len)
+        };
+        fill(buf);
+        (node, height)
     }
 
     #[inline(always)]
@@ -218,13 +231,13 @@ fn skip_level(
 #[inline(never)]
 fn single_writer_mode() -> ! {
     panic!(
-        "skiplist: this list has a SingleWriter; insert through `insert_single_writer` or \
-         `insert_reserved_single_writer`"
+        "skiplist: this list has a SingleWriter; insert through it (`SingleWriter::insert` or \
+         `SingleWriter::insert_with`)"
     )
 }
 
 #[cold]
 #[inline(never)]
-fn foreign(what: &str) -> ! {
+pub(crate) fn foreign(what: &str) -> ! {
     panic!("skiplist: the {what} belongs to another SkipList")
 }

@@ -21,8 +21,8 @@ impl<C: Comparator> SkipList<C> {
         // `self.arena` (reached from the head, or from a hint, token or
         // reservation whose list id matched), so it lives as long as `self`.
         // Published nodes have initialised keys that never change; an
-        // unpublished one reaches here only in `link`, after its `Reserved`
-        // (the only `&mut` to the key) was consumed.
+        // unpublished one reaches here only in `link`, after the only `&mut`
+        // to its key (the `fill` closure's buffer, or a `Reserved`) is gone.
         unsafe { node.key() }
     }
 

@@ -1,6 +1,7 @@
 //! Splices: per-level brackets around an insert position, reused as hints.
 
 use crate::node::{HEIGHT_LIMIT, Node};
+use crate::{Comparator, SkipList};
 
 /// For levels `0..height`, `prev[i]` and `next[i]` bracket an insert
 /// position at level `i`: `prev[i] < key <= next[i]`, with `None` in `prev`
@@ -100,11 +101,11 @@ impl Default for Splice {
 
 /// The right to insert into one list without CAS.
 ///
-/// Obtained once per list from [`SkipList::single_writer`](crate::SkipList::single_writer),
+/// Obtained once per list from [`SkipList::single_writer`],
 /// which needs `&mut` access to the list, i.e. a moment when no other thread
 /// can be inserting. From then on the list accepts inserts only through this
-/// token ([`insert_single_writer`](crate::SkipList::insert_single_writer),
-/// [`insert_reserved_single_writer`](crate::SkipList::insert_reserved_single_writer));
+/// token ([`insert`](SingleWriter::insert),
+/// [`insert_with`](SingleWriter::insert_with), the list's own pair);
 /// the CAS-based inserts panic. Since the token is neither `Clone` nor usable
 /// without `&mut`, at most one insert runs at a time, and links can be
 /// published with plain release stores while readers keep reading.
@@ -125,10 +126,10 @@ impl Default for Splice {
 ///
 /// let reader = {
 ///     let list = Arc::clone(&list);
-///     std::thread::spawn(move || list.iter().count())
+///     std::thread::spawn(move || list.cursor().count())
 /// };
 /// for i in 0u32..100 {
-///     assert!(list.insert_single_writer(&mut writer, &i.to_be_bytes()));
+///     assert!(writer.insert(&list, &i.to_be_bytes()));
 /// }
 /// assert!(reader.join().unwrap() <= 100);
 /// assert_eq!(list.len(), 100);
@@ -137,4 +138,61 @@ impl Default for Splice {
 pub struct SingleWriter {
     pub(crate) list_id: u64,
     pub(crate) levels: Levels,
+}
+
+impl SingleWriter {
+    /// Inserts a copy of `key` into `list` without CAS, as its single
+    /// writer. Sequential keys take O(1): the token keeps the previous
+    /// insert's brackets. Returns `false`, leaving the list unchanged, if an
+    /// equal key is present.
+    ///
+    /// # Panics
+    ///
+    /// If the token belongs to another list, or `key` is longer than
+    /// [`MAX_KEY_LEN`](crate::MAX_KEY_LEN).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
+    /// let mut w = list.single_writer().unwrap();
+    /// assert!(w.insert(&list, b"a"));
+    /// assert!(!w.insert(&list, b"a"));
+    /// ```
+    #[inline]
+    pub fn insert<C: Comparator>(&mut self, list: &SkipList<C>, key: &[u8]) -> bool {
+        list.check_writer(self);
+        let (node, height) = list.alloc_copy(key);
+        list.link::<false>(node, height, &mut self.levels, false)
+    }
+
+    /// Inserts into `list`, without CAS, an entry of `len` bytes that `fill`
+    /// writes straight into the new node (the bytes start zeroed): the
+    /// single writer's [`SkipList::insert_with`]. Returns `false`, leaving
+    /// the list unchanged, if an equal key is present.
+    ///
+    /// # Panics
+    ///
+    /// As [`insert`](SingleWriter::insert), and if `fill` panics (the node
+    /// then stays unused in the arena, the list unchanged).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
+    /// let mut w = list.single_writer().unwrap();
+    /// assert!(w.insert_with(&list, 3, |buf| buf.copy_from_slice(b"abc")));
+    /// assert!(list.contains(b"abc"));
+    /// ```
+    #[inline]
+    pub fn insert_with<C: Comparator>(
+        &mut self,
+        list: &SkipList<C>,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> bool {
+        list.check_writer(self);
+        let (node, height) = list.alloc_with(len, fill);
+        list.link::<false>(node, height, &mut self.levels, false)
+    }
 }

@@ -18,13 +18,13 @@ fn shuffled(n: u32) -> Vec<u32> {
 
 /// The keys of a list of big-endian `u32`s, in list order.
 fn u32_keys<C: Comparator>(list: &SkipList<C>) -> Vec<u32> {
-    list.iter()
+    list.cursor()
         .map(|k| u32::from_be_bytes(k.try_into().unwrap()))
         .collect()
 }
 
 fn keys_of<C: Comparator>(list: &SkipList<C>) -> Vec<Vec<u8>> {
-    list.iter().map(<[u8]>::to_vec).collect()
+    list.cursor().map(<[u8]>::to_vec).collect()
 }
 
 #[test]
@@ -33,7 +33,7 @@ fn empty_list() {
     assert!(list.is_empty());
     assert_eq!(list.len(), 0);
     assert!(!list.contains(b""));
-    let mut c = list.iter();
+    let mut c = list.cursor();
     assert!(!c.valid());
     c.seek(b"a");
     assert!(!c.valid());
@@ -79,7 +79,7 @@ fn a_list_of_height_1_is_a_sorted_linked_list() {
         assert!(list.insert(&i.to_be_bytes()));
     }
     assert_eq!(list.check_invariants().unwrap().len(), 1);
-    let mut c = list.iter();
+    let mut c = list.cursor();
     c.seek(&7u32.to_be_bytes());
     assert_eq!(c.key(), 7u32.to_be_bytes());
 }
@@ -126,9 +126,8 @@ fn duplicates_are_rejected_and_leave_the_list_unchanged() {
     assert!(!list.insert(b"a"));
     assert!(!list.insert(b""));
     assert!(!list.insert_with_hint(b"c", &mut hint));
-    let mut e = list.reserve(1);
-    e.copy_from_slice(b"b");
-    assert!(!list.insert_reserved(e));
+    assert!(!list.insert_with(1, None, |e| e.copy_from_slice(b"b")));
+    assert!(!list.insert_with(1, Some(&mut hint), |e| e.copy_from_slice(b"b")));
     assert_eq!(keys_of(&list), before);
     assert_eq!(list.len(), 4);
     list.check_invariants().unwrap();
@@ -152,7 +151,7 @@ fn cursor_walks_both_ways() {
     for i in shuffled(n) {
         list.insert(&(i * 2).to_be_bytes());
     }
-    let mut c = list.iter();
+    let mut c = list.cursor();
     c.seek_to_last();
     for i in (0..n).rev() {
         assert_eq!(c.key(), (i * 2).to_be_bytes());
@@ -184,14 +183,14 @@ fn cursor_walks_both_ways() {
 #[should_panic(expected = "not on an entry")]
 fn key_of_invalid_cursor_panics() {
     let list = SkipList::new(BytewiseComparator);
-    let _ = list.iter().key();
+    let _ = list.cursor().key();
 }
 
 #[test]
 #[should_panic(expected = "not on an entry")]
 fn next_of_invalid_cursor_panics() {
     let list = SkipList::new(BytewiseComparator);
-    list.iter().next();
+    list.cursor().next();
 }
 
 #[test]
@@ -200,7 +199,7 @@ fn iterator_is_fused_and_starts_where_the_cursor_is() {
     for k in [b"a", b"b", b"c"] {
         list.insert(k);
     }
-    let mut c = list.iter();
+    let mut c = list.cursor();
     c.seek(b"b");
     assert_eq!(Iterator::next(&mut c), Some(b"b".as_slice()));
     assert_eq!(Iterator::next(&mut c), Some(b"c".as_slice()));
@@ -218,7 +217,7 @@ fn custom_comparator_orders_the_list() {
         list.insert(k);
     }
     assert_eq!(keys_of(&list), [b"c", b"b", b"a"]);
-    let mut c = list.iter();
+    let mut c = list.cursor();
     c.seek(b"bb"); // first entry "at or after" bb in reverse order: b
     assert_eq!(c.key(), b"b");
     // A comparator that ignores everything after the first byte treats
@@ -289,8 +288,39 @@ fn a_hint_moves_between_lists_safely() {
 }
 
 #[test]
-fn reserved_entries() {
+fn entries_filled_in_place() {
     let list = SkipList::new(BytewiseComparator);
+    let mut hint = Splice::new();
+    for i in 0u16..20 {
+        assert!(list.insert_with(4, Some(&mut hint), |e| {
+            assert_eq!(e, &[0; 4], "the bytes start zeroed");
+            e[..2].copy_from_slice(&i.to_be_bytes());
+            e[2..].copy_from_slice(b"vv");
+        }));
+    }
+    // An entry whose filling panics is never inserted, and the hint is
+    // still good.
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        list.insert_with(3, Some(&mut hint), |e| {
+            e.copy_from_slice(b"zzz");
+            panic!("encoder failed");
+        })
+    }));
+    assert!(failed.is_err());
+    assert!(!list.contains(b"zzz"));
+    assert_eq!(list.len(), 20);
+    assert!(list.insert_with(4, Some(&mut hint), |e| e.copy_from_slice(b"\0\x14vv")));
+    assert_eq!(list.cursor().key(), [0, 0, b'v', b'v']);
+    assert!(list.insert_with(0, None, |_| {}));
+    assert!(list.contains(b""));
+    assert_eq!(list.len(), 22);
+    list.check_invariants().unwrap();
+}
+
+#[test]
+#[allow(deprecated)]
+fn the_deprecated_reserve_path_still_inserts() {
+    let mut list = SkipList::new(BytewiseComparator);
     let mut hint = Splice::new();
     for i in 0u16..20 {
         let mut e = list.reserve(4);
@@ -309,12 +339,23 @@ fn reserved_entries() {
     assert_eq!(list.len(), 20);
     assert_eq!(list.iter().key(), [0, 0, b'v', b'v']);
     let empty = list.reserve(0);
+    assert!(format!("{empty:?}").contains("len: 0"));
     assert!(list.insert_reserved(empty));
     assert!(list.contains(b""));
+    let mut w = list.single_writer().unwrap();
+    assert!(list.insert_single_writer(&mut w, b"x"));
+    let mut e = list.reserve(1);
+    e[0] = b'y';
+    assert!(list.insert_reserved_single_writer(&mut w, e));
+    assert_eq!(list.len(), 23);
+    list.check_invariants().unwrap();
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Reserved<'static>>();
 }
 
 #[test]
 #[should_panic(expected = "belongs to another SkipList")]
+#[allow(deprecated)]
 fn reserved_entry_from_another_list_panics() {
     let a = SkipList::new(BytewiseComparator);
     let b = SkipList::new(BytewiseComparator);
@@ -332,16 +373,15 @@ fn single_writer_inserts_and_rejects_duplicates() {
     let mut model: BTreeSet<Vec<u8>> = BTreeSet::from([b"m".to_vec()]);
     for i in shuffled(n).into_iter().chain(0..n) {
         let k = i.to_be_bytes();
-        assert_eq!(
-            list.insert_single_writer(&mut w, &k),
-            model.insert(k.to_vec())
-        );
+        assert_eq!(w.insert(&list, &k), model.insert(k.to_vec()));
     }
-    let mut e = list.reserve(1);
-    e.copy_from_slice(b"z");
-    assert!(list.insert_reserved_single_writer(&mut w, e));
+    assert!(w.insert_with(&list, 1, |e| {
+        assert_eq!(e, [0]);
+        e.copy_from_slice(b"z");
+    }));
     model.insert(b"z".to_vec());
-    assert!(!list.insert_single_writer(&mut w, b"m"));
+    assert!(!w.insert(&list, b"m"));
+    assert!(!w.insert_with(&list, 1, |e| e.copy_from_slice(b"z")));
     assert_eq!(keys_of(&list), model.into_iter().collect::<Vec<_>>());
     list.check_invariants().unwrap();
 }
@@ -361,7 +401,15 @@ fn a_single_writer_token_is_bound_to_its_list() {
     let mut b = SkipList::new(BytewiseComparator);
     let mut wa = a.single_writer().unwrap();
     let _wb = b.single_writer().unwrap();
-    b.insert_single_writer(&mut wa, b"k");
+    wa.insert(&b, b"k");
+}
+
+#[test]
+#[should_panic(expected = "has a SingleWriter")]
+fn a_fill_insert_on_a_single_writer_list_panics() {
+    let mut list = SkipList::new(BytewiseComparator);
+    let _w = list.single_writer().unwrap();
+    list.insert_with(1, None, |_| unreachable!("checked before the filling"));
 }
 
 #[test]
@@ -388,7 +436,7 @@ fn arc_cursor_outlives_the_borrow() {
     assert_eq!(c.key(), b"c");
     c.seek_to_first();
     assert_eq!(c.key(), b"a");
-    assert_eq!(c.list().len(), 3);
+    assert_eq!(c.get_ref().len(), 3);
 }
 
 #[test]
@@ -418,7 +466,7 @@ fn concurrent_inserts_and_a_reader() {
         let list = &list;
         s.spawn(move || {
             for _ in 0..3 {
-                let keys: Vec<&[u8]> = list.iter().collect();
+                let keys: Vec<&[u8]> = list.cursor().collect();
                 assert!(keys.windows(2).all(|w| w[0] < w[1]));
             }
         });
@@ -426,7 +474,7 @@ fn concurrent_inserts_and_a_reader() {
     let expected: BTreeSet<u32> = (0..per_thread * threads).map(|x| x / 2).collect();
     assert_eq!(list.len(), expected.len());
     let got: Vec<u32> = list
-        .iter()
+        .cursor()
         .map(|k| u32::from_be_bytes(k.try_into().unwrap()))
         .collect();
     assert_eq!(got, expected.into_iter().collect::<Vec<_>>());
@@ -466,11 +514,10 @@ fn memory_usage_counts_nodes() {
 fn list_and_cursors_are_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<SkipList>();
-    check::<Cursor<'static>>();
+    check::<Cursor<&'static SkipList>>();
     check::<ArcCursor>();
     check::<Splice>();
     check::<SingleWriter>();
-    check::<Reserved<'static>>();
 }
 
 #[test]
@@ -478,8 +525,7 @@ fn debug_output() {
     let list = SkipList::new(BytewiseComparator);
     list.insert(b"k");
     assert!(format!("{list:?}").contains("len: 1"));
-    assert!(format!("{:?}", list.iter()).contains("107")); // b'k'
-    assert!(format!("{:?}", list.reserve(2)).contains("len: 2"));
+    assert!(format!("{:?}", list.cursor()).contains("107")); // b'k'
     assert_eq!(
         InvariantError::MissingBelow { level: 3 }.to_string(),
         "a node of level 3 is missing from the level below"

@@ -123,7 +123,7 @@ fn random_target(rng: &mut SmallRng, snapshot: &[u64; K as usize]) -> Id {
 fn read_step(list: &SkipList, state: &State, rng: &mut SmallRng) -> usize {
     let snapshot = state.snapshot();
     let mut pos = random_target(rng, &snapshot);
-    let mut cursor = list.iter();
+    let mut cursor = list.cursor();
     cursor.seek(&encode(pos));
     let mut steps = 0;
     loop {
@@ -264,7 +264,7 @@ fn one_reader_one_single_writer() {
                 let slot = &state.generations[k as usize];
                 // Relaxed: this thread is the only writer.
                 let g = slot.load(Ordering::Relaxed) + 1;
-                assert!(list.insert_single_writer(&mut writer, &encode(id(k, g))));
+                assert!(writer.insert(&list, &encode(id(k, g))));
                 slot.store(g, Ordering::Release);
             }
             done.store(true, Ordering::Relaxed);

@@ -13,7 +13,7 @@ use loom::thread;
 use std::sync::Arc;
 
 fn keys(list: &SkipList) -> Vec<Vec<u8>> {
-    list.iter().map(<[u8]>::to_vec).collect()
+    list.cursor().map(<[u8]>::to_vec).collect()
 }
 
 /// What a concurrent reader may see: a sorted subset of the final keys that
@@ -50,7 +50,7 @@ fn two_inserters_and_a_reader() {
 
         let all: [&[u8]; 5] = [b"b", b"c", b"d", b"e", b"m"];
         check_reader_view(&keys(&list), &[b"m"], &all);
-        let mut cursor = list.iter();
+        let mut cursor = list.cursor();
         cursor.seek(b"a");
         assert!(all.contains(&cursor.key()));
         cursor.seek_to_last();
@@ -136,8 +136,8 @@ fn single_writer_and_a_reader() {
                 }
             })
         };
-        assert!(list.insert_single_writer(&mut writer, b"b"));
-        assert!(list.insert_single_writer(&mut writer, b"a"));
+        assert!(writer.insert(&list, b"b"));
+        assert!(writer.insert(&list, b"a"));
         reader.join().unwrap();
         assert_eq!(keys(&list), [b"a", b"b"]);
         list.check_invariants().unwrap();

@@ -11,8 +11,8 @@ use std::sync::Arc;
 enum InsertKind {
     Plain,
     Hint,
-    Reserved,
-    ReservedHint,
+    Fill,
+    FillHint,
 }
 
 #[derive(Debug, Clone)]
@@ -39,8 +39,8 @@ fn insert_kind() -> impl Strategy<Value = InsertKind> {
     prop_oneof![
         Just(InsertKind::Plain),
         Just(InsertKind::Hint),
-        Just(InsertKind::Reserved),
-        Just(InsertKind::ReservedHint),
+        Just(InsertKind::Fill),
+        Just(InsertKind::FillHint),
     ]
 }
 
@@ -106,22 +106,15 @@ fn insert(list: &SkipList, writer: &mut Writer, key: &[u8], kind: InsertKind) ->
         Writer::Concurrent(hint) => match kind {
             InsertKind::Plain => list.insert(key),
             InsertKind::Hint => list.insert_with_hint(key, hint),
-            InsertKind::Reserved | InsertKind::ReservedHint => {
-                let mut entry = list.reserve(key.len());
-                entry.copy_from_slice(key);
-                if matches!(kind, InsertKind::Reserved) {
-                    list.insert_reserved(entry)
-                } else {
-                    list.insert_reserved_with_hint(entry, hint)
-                }
+            InsertKind::Fill => list.insert_with(key.len(), None, |e| e.copy_from_slice(key)),
+            InsertKind::FillHint => {
+                list.insert_with(key.len(), Some(hint), |e| e.copy_from_slice(key))
             }
         },
         Writer::Single(w) => match kind {
-            InsertKind::Plain | InsertKind::Hint => list.insert_single_writer(w, key),
-            InsertKind::Reserved | InsertKind::ReservedHint => {
-                let mut entry = list.reserve(key.len());
-                entry.copy_from_slice(key);
-                list.insert_reserved_single_writer(w, entry)
+            InsertKind::Plain | InsertKind::Hint => w.insert(list, key),
+            InsertKind::Fill | InsertKind::FillHint => {
+                w.insert_with(list, key.len(), |e| e.copy_from_slice(key))
             }
         },
     }
@@ -137,7 +130,7 @@ fn run(ops: &[Op], single_writer: bool) {
     let list = Arc::new(list);
     let mut model = BTreeSet::new();
     let mut pos: Pos = model.first().cloned();
-    let mut cursor = list.iter();
+    let mut cursor = list.cursor();
     let mut arc_cursor = list.cursor_arc();
 
     for op in ops {
@@ -185,7 +178,7 @@ fn run(ops: &[Op], single_writer: bool) {
 
     assert_eq!(list.len(), model.len());
     assert_eq!(list.is_empty(), model.is_empty());
-    let all: Vec<&[u8]> = list.iter().collect();
+    let all: Vec<&[u8]> = list.cursor().collect();
     assert_eq!(all, model.iter().map(Vec::as_slice).collect::<Vec<_>>());
     // The iterator yields from the cursor's position on.
     if let Some(p) = &pos {

@@ -39,16 +39,8 @@ fn insert_by_path(list: &SkipList, path: usize, key: &[u8], hint: &mut Splice) -
     match path % 4 {
         0 => list.insert(key),
         1 => list.insert_with_hint(key, hint),
-        2 => {
-            let mut e = list.reserve(key.len());
-            e.copy_from_slice(key);
-            list.insert_reserved(e)
-        }
-        _ => {
-            let mut e = list.reserve(key.len());
-            e.copy_from_slice(key);
-            list.insert_reserved_with_hint(e, hint)
-        }
+        2 => list.insert_with(key.len(), None, |e| e.copy_from_slice(key)),
+        _ => list.insert_with(key.len(), Some(hint), |e| e.copy_from_slice(key)),
     }
 }
 
@@ -95,7 +87,7 @@ fn every_insert_path_at_once(options: SkipListOptions) {
                         }
                     }
                     // A scan from a random point is sorted and moves forward.
-                    let mut c = list.iter();
+                    let mut c = list.cursor();
                     c.seek(&rng.random::<u32>().to_be_bytes());
                     let mut last: Option<&[u8]> = None;
                     for _ in 0..200 {
@@ -142,7 +134,7 @@ fn every_insert_path_at_once(options: SkipListOptions) {
         "a key won 0 or 2+ times"
     );
     let expected: Vec<&[u8]> = won_by_key.keys().copied().collect();
-    let got: Vec<&[u8]> = list.iter().collect();
+    let got: Vec<&[u8]> = list.cursor().collect();
     assert_eq!(got, expected);
     assert_eq!(list.len(), expected.len());
     let counts = list.check_invariants().unwrap();
@@ -162,11 +154,11 @@ fn entries_encoded_in_place_stay_intact() {
                 let mut ids: Vec<u64> = (0..n as u64).map(|i| i * WRITERS as u64 + t).collect();
                 ids.shuffle(&mut SmallRng::seed_from_u64(t));
                 for id in ids {
-                    let mut e = list.reserve(116);
-                    e[..8].copy_from_slice(&id.to_be_bytes());
-                    e[8..16].copy_from_slice(&(!id).to_be_bytes());
-                    e[16..].fill(id as u8);
-                    assert!(list.insert_reserved(e));
+                    assert!(list.insert_with(116, None, |e| {
+                        e[..8].copy_from_slice(&id.to_be_bytes());
+                        e[8..16].copy_from_slice(&(!id).to_be_bytes());
+                        e[16..].fill(id as u8);
+                    }));
                 }
             });
         }
@@ -226,6 +218,6 @@ fn arc_cursors_on_reader_threads() {
     for r in readers {
         r.join().unwrap();
     }
-    let set: BTreeSet<Vec<u8>> = list.iter().map(<[u8]>::to_vec).collect();
+    let set: BTreeSet<Vec<u8>> = list.cursor().map(<[u8]>::to_vec).collect();
     assert_eq!(set.len(), n);
 }

@@ -1,13 +1,14 @@
-//! Cursors over a sorted vector of entries: a borrowing one ([`Cursor`]) and
-//! an owning one ([`ArcCursor`]) for callers that keep a cursor beyond a
-//! borrow.
+//! The cursor over a sorted vector of entries, generic over how it holds
+//! its memtable: borrowed (`Cursor<&VecMem<C>>`) or shared ([`ArcCursor`],
+//! `Cursor<Arc<VecMem<C>>>`) for callers that keep a cursor beyond a borrow.
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::ops::Deref;
 use std::sync::Arc;
 
 use crate::entry::Entry;
-use crate::{Comparator, VecMem};
+use crate::{BytewiseComparator, Comparator, VecMem};
 
 /// A position in a sorted vector; `pos == entries.len()` is "invalid".
 #[derive(Clone)]
@@ -115,79 +116,14 @@ fn invalid_cursor() -> ! {
     panic!("vecmem: cursor is not valid (check `valid()` before `key`, `next` or `prev`)");
 }
 
-macro_rules! cursor_methods {
-    () => {
-        /// Whether the cursor is at an entry.
-        #[inline]
-        pub fn valid(&self) -> bool {
-            self.position.valid()
-        }
-
-        /// Moves to the first entry (invalid if there is none).
-        #[inline]
-        pub fn seek_to_first(&mut self) {
-            self.position.seek_to_first();
-        }
-
-        /// Moves to the last entry (invalid if there is none).
-        #[inline]
-        pub fn seek_to_last(&mut self) {
-            self.position.seek_to_last();
-        }
-
-        /// Moves to the first entry that is not less than `target` (invalid
-        /// if there is none): a binary search.
-        #[inline]
-        pub fn seek(&mut self, target: &[u8]) {
-            // SAFETY: `self.mem` keeps the memtable, and so its arena, alive.
-            unsafe { self.position.seek(&self.mem.comparator, target) }
-        }
-
-        /// Moves to the last entry that is not greater than `target` (invalid
-        /// if there is none): a binary search.
-        #[inline]
-        pub fn seek_for_prev(&mut self, target: &[u8]) {
-            // SAFETY: `self.mem` keeps the memtable, and so its arena, alive.
-            unsafe { self.position.seek_for_prev(&self.mem.comparator, target) }
-        }
-
-        /// Moves to the next entry; past the last one the cursor becomes
-        /// invalid.
-        ///
-        /// # Panics
-        ///
-        /// If the cursor is not valid.
-        #[inline]
-        #[track_caller]
-        pub fn next(&mut self) {
-            self.position.next();
-        }
-
-        /// Moves to the previous entry; before the first one the cursor
-        /// becomes invalid.
-        ///
-        /// # Panics
-        ///
-        /// If the cursor is not valid.
-        #[inline]
-        #[track_caller]
-        pub fn prev(&mut self) {
-            self.position.prev();
-        }
-
-        /// How many entries this cursor ranges over (its snapshot's size).
-        #[inline]
-        pub fn snapshot_len(&self) -> usize {
-            self.position.entries.len()
-        }
-    };
-}
-
-/// A cursor over a [`VecMem`]'s entries in comparator order, borrowing the
-/// memtable; keys it returns live as long as that borrow.
+/// A cursor over a [`VecMem`]'s entries in comparator order, reached
+/// through `M`: a borrow `&VecMem<C>` ([`VecMem::cursor`]; keys live as long
+/// as that borrow) or an `Arc<VecMem<C>>` ([`VecMem::cursor_arc`], alias
+/// [`ArcCursor`]; keys borrow the cursor). Both have the same methods and
+/// compile to the same code.
 ///
-/// Made by [`VecMem::cursor`]. A fresh cursor is invalid; position it with
-/// [`seek`](Cursor::seek), [`seek_for_prev`](Cursor::seek_for_prev),
+/// A fresh cursor is invalid; position it with [`seek`](Cursor::seek),
+/// [`seek_for_prev`](Cursor::seek_for_prev),
 /// [`seek_to_first`](Cursor::seek_to_first) or
 /// [`seek_to_last`](Cursor::seek_to_last). Equal entries (duplicates) are
 /// adjacent, in no specified order.
@@ -211,42 +147,20 @@ macro_rules! cursor_methods {
 /// cursor.next();
 /// assert!(!cursor.valid());
 /// ```
-pub struct Cursor<'a, C: Comparator> {
-    mem: &'a VecMem<C>,
+pub struct Cursor<M> {
+    /// Only this crate builds cursors, with a `&VecMem` or an `Arc<VecMem>`:
+    /// both dereference to the one memtable whose arena holds `position`'s
+    /// entries, and keep it alive for as long as the cursor holds them.
+    mem: M,
     position: Position,
 }
 
-impl<'a, C: Comparator> Cursor<'a, C> {
-    #[inline]
-    pub(crate) fn new(mem: &'a VecMem<C>, entries: Arc<Vec<Entry>>) -> Self {
-        Self {
-            mem,
-            position: Position::new(entries),
-        }
-    }
-
-    /// The current entry's bytes, borrowed from the memtable.
-    ///
-    /// # Panics
-    ///
-    /// If the cursor is not valid.
-    #[inline]
-    #[track_caller]
-    pub fn key(&self) -> &'a [u8] {
-        let entry = self.position.entry();
-        // SAFETY: the entry lives in `self.mem`'s arena, which lives at
-        // least as long as the `'a` borrow of the memtable.
-        unsafe { entry.bytes() }
-    }
-
-    cursor_methods!();
-}
-
-/// A cursor like [`Cursor`] that owns a share of its memtable, so it can be
-/// kept beyond any borrow (in an engine's iterator, say).
+/// A cursor that owns a share of its memtable, so it can be kept beyond any
+/// borrow (in an engine's iterator, say).
 ///
 /// Made by [`VecMem::cursor_arc`]. The memtable (and its arena) lives at
-/// least as long as the cursor.
+/// least as long as the cursor. It has every method of the borrowing
+/// [`Cursor`]; its keys borrow the cursor.
 ///
 /// # Examples
 ///
@@ -266,25 +180,252 @@ impl<'a, C: Comparator> Cursor<'a, C> {
 /// drop(mem);
 /// assert_eq!(cursor.key(), b"only");
 /// ```
-pub struct ArcCursor<C: Comparator = crate::BytewiseComparator> {
-    mem: Arc<VecMem<C>>,
-    position: Position,
-}
+pub type ArcCursor<C = BytewiseComparator> = Cursor<Arc<VecMem<C>>>;
 
-impl<C: Comparator> ArcCursor<C> {
+/// The methods of every cursor, however it holds the memtable.
+impl<M, C> Cursor<M>
+where
+    M: Deref<Target = VecMem<C>>,
+    C: Comparator,
+{
     #[inline]
-    pub(crate) fn new(mem: Arc<VecMem<C>>, entries: Arc<Vec<Entry>>) -> Self {
+    pub(crate) fn new(mem: M, entries: Arc<Vec<Entry>>) -> Self {
         Self {
             mem,
             position: Position::new(entries),
         }
     }
 
+    /// The memtable this cursor reads, as the cursor holds it (`&&VecMem`
+    /// or `&Arc<VecMem>`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = Arc::new(VecMem::new(BytewiseComparator));
+    /// assert!(Arc::ptr_eq(mem.cursor_arc().get_ref(), &mem));
+    /// assert!(std::ptr::eq(*mem.cursor().get_ref(), &*mem));
+    /// ```
+    #[inline]
+    pub fn get_ref(&self) -> &M {
+        &self.mem
+    }
+
+    /// Whether the cursor is at an entry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(b"k");
+    /// let mut cursor = mem.cursor();
+    /// assert!(!cursor.valid()); // a fresh cursor is invalid
+    /// cursor.seek_to_first();
+    /// assert!(cursor.valid());
+    /// ```
+    #[inline]
+    pub fn valid(&self) -> bool {
+        self.position.valid()
+    }
+
+    /// Moves to the first entry (invalid if there is none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(b"b");
+    /// mem.insert(b"a");
+    /// let mut cursor = mem.cursor();
+    /// cursor.seek_to_first();
+    /// assert_eq!(cursor.key(), b"a");
+    /// ```
+    #[inline]
+    pub fn seek_to_first(&mut self) {
+        self.position.seek_to_first();
+    }
+
+    /// Moves to the last entry (invalid if there is none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(b"b");
+    /// mem.insert(b"a");
+    /// let mut cursor = mem.cursor();
+    /// cursor.seek_to_last();
+    /// assert_eq!(cursor.key(), b"b");
+    /// ```
+    #[inline]
+    pub fn seek_to_last(&mut self) {
+        self.position.seek_to_last();
+    }
+
+    /// Moves to the first entry that is not less than `target` (invalid
+    /// if there is none): a binary search.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(b"b");
+    /// let mut cursor = mem.cursor();
+    /// cursor.seek(b"a");
+    /// assert_eq!(cursor.key(), b"b");
+    /// cursor.seek(b"c");
+    /// assert!(!cursor.valid());
+    /// ```
+    #[inline]
+    pub fn seek(&mut self, target: &[u8]) {
+        // SAFETY: `self.mem` keeps the memtable, and so its arena, alive.
+        unsafe { self.position.seek(&self.mem.comparator, target) }
+    }
+
+    /// Moves to the last entry that is not greater than `target` (invalid
+    /// if there is none): a binary search.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(b"b");
+    /// let mut cursor = mem.cursor();
+    /// cursor.seek_for_prev(b"c");
+    /// assert_eq!(cursor.key(), b"b");
+    /// cursor.seek_for_prev(b"a");
+    /// assert!(!cursor.valid());
+    /// ```
+    #[inline]
+    pub fn seek_for_prev(&mut self, target: &[u8]) {
+        // SAFETY: `self.mem` keeps the memtable, and so its arena, alive.
+        unsafe { self.position.seek_for_prev(&self.mem.comparator, target) }
+    }
+
+    /// Moves to the next entry; past the last one the cursor becomes
+    /// invalid.
+    ///
+    /// # Panics
+    ///
+    /// If the cursor is not valid.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(b"a");
+    /// let mut cursor = mem.cursor();
+    /// cursor.seek_to_first();
+    /// cursor.next();
+    /// assert!(!cursor.valid());
+    /// ```
+    #[inline]
+    #[track_caller]
+    #[allow(clippy::should_implement_trait)] // RocksDB's name; not an `Iterator`.
+    pub fn next(&mut self) {
+        self.position.next();
+    }
+
+    /// Moves to the previous entry; before the first one the cursor
+    /// becomes invalid.
+    ///
+    /// # Panics
+    ///
+    /// If the cursor is not valid.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(b"a");
+    /// mem.insert(b"b");
+    /// let mut cursor = mem.cursor();
+    /// cursor.seek_to_last();
+    /// cursor.prev();
+    /// assert_eq!(cursor.key(), b"a");
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn prev(&mut self) {
+        self.position.prev();
+    }
+
+    /// How many entries this cursor ranges over (its snapshot's size).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(b"a");
+    /// let cursor = mem.cursor();
+    /// mem.insert(b"b"); // after the snapshot
+    /// assert_eq!(cursor.snapshot_len(), 1);
+    /// ```
+    #[inline]
+    pub fn snapshot_len(&self) -> usize {
+        self.position.entries.len()
+    }
+}
+
+/// The borrowing cursor: keys live as long as the borrow of the memtable.
+impl<'a, C: Comparator> Cursor<&'a VecMem<C>> {
+    /// The current entry's bytes, borrowed from the memtable.
+    ///
+    /// # Panics
+    ///
+    /// If the cursor is not valid.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// mem.insert(b"k");
+    /// let mut cursor = mem.cursor();
+    /// cursor.seek_to_first();
+    /// let key = cursor.key();
+    /// drop(cursor); // the key borrows the memtable, not the cursor
+    /// assert_eq!(key, b"k");
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn key(&self) -> &'a [u8] {
+        let entry = self.position.entry();
+        // SAFETY: the entry lives in `self.mem`'s arena, which lives at
+        // least as long as the `'a` borrow of the memtable.
+        unsafe { entry.bytes() }
+    }
+}
+
+/// The owning cursor: keys borrow the cursor, which holds the memtable alive.
+impl<C: Comparator> Cursor<Arc<VecMem<C>>> {
     /// The current entry's bytes.
     ///
     /// # Panics
     ///
     /// If the cursor is not valid.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = Arc::new(VecMem::new(BytewiseComparator));
+    /// mem.insert(b"k");
+    /// let mut cursor = mem.cursor_arc();
+    /// cursor.seek_to_first();
+    /// assert_eq!(cursor.key(), b"k");
+    /// ```
     #[inline]
     #[track_caller]
     pub fn key(&self) -> &[u8] {
@@ -294,49 +435,40 @@ impl<C: Comparator> ArcCursor<C> {
         unsafe { entry.bytes() }
     }
 
-    /// The memtable this cursor reads.
+    /// The former name of [`get_ref`](Cursor::get_ref).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #![allow(deprecated)]
+    /// use std::sync::Arc;
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = Arc::new(VecMem::new(BytewiseComparator));
+    /// assert!(Arc::ptr_eq(mem.cursor_arc().memtable(), &mem));
+    /// ```
+    #[deprecated(note = "use `get_ref`, the name `inline-skiplist` shares")]
     #[inline]
     pub fn memtable(&self) -> &Arc<VecMem<C>> {
-        &self.mem
+        self.get_ref()
     }
-
-    cursor_methods!();
 }
 
-impl<C: Comparator> Clone for Cursor<'_, C> {
+impl<M: Clone> Clone for Cursor<M> {
     fn clone(&self) -> Self {
         Self {
-            mem: self.mem,
+            mem: self.mem.clone(),
             position: self.position.clone(),
         }
     }
 }
 
-impl<C: Comparator> Clone for ArcCursor<C> {
-    fn clone(&self) -> Self {
-        Self {
-            mem: Arc::clone(&self.mem),
-            position: self.position.clone(),
-        }
-    }
-}
-
-impl<C: Comparator> fmt::Debug for Cursor<'_, C> {
+impl<M> fmt::Debug for Cursor<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        debug_position(f, "Cursor", &self.position)
+        let position = &self.position;
+        f.debug_struct("Cursor")
+            .field("valid", &position.valid())
+            .field("index", &position.pos)
+            .field("snapshot_len", &position.entries.len())
+            .finish()
     }
-}
-
-impl<C: Comparator> fmt::Debug for ArcCursor<C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        debug_position(f, "ArcCursor", &self.position)
-    }
-}
-
-fn debug_position(f: &mut fmt::Formatter<'_>, name: &str, position: &Position) -> fmt::Result {
-    f.debug_struct(name)
-        .field("valid", &position.valid())
-        .field("index", &position.pos)
-        .field("snapshot_len", &position.entries.len())
-        .finish()
 }

@@ -15,6 +15,22 @@
 //! first reader sorts everything into one vector (in parallel with rayon when
 //! it is large) and every later reader shares that sorted vector.
 //!
+//! # The calls
+//!
+//! | to | call |
+//! |---|---|
+//! | insert one entry | [`insert`](VecMem::insert), or [`insert_with(len, fill)`](VecMem::insert_with) to encode it in place |
+//! | insert a batch | [`writer`](VecMem::writer), then [`Writer::insert`] / [`Writer::insert_with`] and [`Writer::finish`] |
+//! | freeze | [`mark_read_only`](VecMem::mark_read_only) |
+//! | read | [`cursor`](VecMem::cursor) (borrowing) or [`cursor_arc`](VecMem::cursor_arc) (an [`ArcCursor`], owning an `Arc` of the memtable) |
+//! | measure | [`len`](VecMem::len), [`is_empty`](VecMem::is_empty), [`memory_usage`](VecMem::memory_usage) |
+//!
+//! Both cursors are one type, [`Cursor<M>`](Cursor), generic over how it
+//! holds the memtable (`&VecMem` or `Arc<VecMem>`). The workspace's other
+//! memtable, `inline-skiplist`, uses the same names for the same
+//! operations. One difference: a fresh `VecMem` cursor is invalid until a
+//! `seek*`, while a skiplist cursor starts on the first entry.
+//!
 //! # When to use it
 //!
 //! For bulk loads: many writes, then one ordered pass (a flush), few or no
@@ -148,8 +164,7 @@ struct BatchNode {
 /// | **read-only** | panic (programmer error) | takes the write lock, moves the listed batches into the vector, sorts it in place, publishes it | the first cursor → sorted |
 /// | **sorted** | panic (programmer error) | shares the sorted vector (an `Arc` clone under a read lock) | never |
 ///
-/// [`len`](VecMem::len) and
-/// [`approximate_memory_usage`](VecMem::approximate_memory_usage) are plain
+/// [`len`](VecMem::len) and [`memory_usage`](VecMem::memory_usage) are plain
 /// atomic loads in every state.
 ///
 /// # Examples
@@ -297,6 +312,37 @@ impl<C: Comparator> VecMem<C> {
         self.append(entry, &[]);
     }
 
+    /// Appends an entry of `len` bytes that `fill` writes straight into the
+    /// arena (the bytes start zeroed), taking the shared lock for this one
+    /// entry: [`insert`](VecMem::insert) without the intermediate buffer,
+    /// for callers that encode their entries. A batch goes through
+    /// [`Writer::insert_with`] instead.
+    ///
+    /// # Panics
+    ///
+    /// If the memtable is read-only, or if `fill` panics (the entry is then
+    /// not added; its bytes stay unused in the arena).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// let (key, value) = (b"key", b"value");
+    /// mem.insert_with(key.len() + value.len(), |buf| {
+    ///     buf[..key.len()].copy_from_slice(key);
+    ///     buf[key.len()..].copy_from_slice(value);
+    /// });
+    /// let mut cursor = mem.cursor();
+    /// cursor.seek_to_first();
+    /// assert_eq!(cursor.key(), b"keyvalue");
+    /// ```
+    #[inline]
+    pub fn insert_with(&self, len: usize, fill: impl FnOnce(&mut [u8])) {
+        let entry = Entry::fill_into(&self.arena, len, fill);
+        self.append(entry, &[]);
+    }
+
     /// A write buffer for one batch: its entries are copied into the arena
     /// as they are inserted, and become visible to readers (and to
     /// [`len`](VecMem::len)) all at once when the writer is finished or
@@ -368,14 +414,30 @@ impl<C: Comparator> VecMem<C> {
     /// use vecmem::{BytewiseComparator, VecMem};
     /// let mem = VecMem::new(BytewiseComparator);
     /// mem.insert(&[0; 100]);
-    /// assert!(mem.approximate_memory_usage() >= 100);
+    /// assert!(mem.memory_usage() >= 100);
     /// ```
     #[inline]
-    pub fn approximate_memory_usage(&self) -> usize {
+    pub fn memory_usage(&self) -> usize {
         // Relaxed: a statistic, read without ordering against the vector.
         self.arena.approximate_memory_usage()
             + self.vector_bytes.load(Ordering::Relaxed)
             + self.listed.bytes.load(Ordering::Relaxed)
+    }
+
+    /// The former name of [`memory_usage`](VecMem::memory_usage).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #![allow(deprecated)]
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// assert_eq!(mem.approximate_memory_usage(), mem.memory_usage());
+    /// ```
+    #[deprecated(note = "use `memory_usage`, the name `inline-skiplist` shares")]
+    #[inline]
+    pub fn approximate_memory_usage(&self) -> usize {
+        self.memory_usage()
     }
 
     /// Freezes the memtable: later inserts panic, and the first cursor sorts
@@ -608,7 +670,7 @@ impl<C: Comparator + Sync> VecMem<C> {
     /// cursor.prev();
     /// assert_eq!(cursor.key(), b"b");
     /// ```
-    pub fn cursor(&self) -> Cursor<'_, C> {
+    pub fn cursor(&self) -> Cursor<&Self> {
         Cursor::new(self, self.sorted_entries())
     }
 
@@ -629,7 +691,7 @@ impl<C: Comparator + Sync> VecMem<C> {
     /// assert_eq!(cursor.key(), b"k");
     /// ```
     pub fn cursor_arc(self: &Arc<Self>) -> ArcCursor<C> {
-        ArcCursor::new(Arc::clone(self), self.sorted_entries())
+        Cursor::new(Arc::clone(self), self.sorted_entries())
     }
 
     /// The published entries, sorted: shared if read-only, else a copy.
@@ -728,7 +790,7 @@ impl<C: Comparator> fmt::Debug for VecMem<C> {
         f.debug_struct("VecMem")
             .field("len", &self.len())
             .field("read_only", &self.is_read_only())
-            .field("approximate_memory_usage", &self.approximate_memory_usage())
+            .field("memory_usage", &self.memory_usage())
             .finish_non_exhaustive()
     }
 }

@@ -171,10 +171,7 @@ fn writer_entries_appear_only_when_published() {
     writer.insert(b"a");
     assert_eq!((writer.len(), mem.len()), (2, 0));
     assert!(scan(&mem).is_empty(), "an unfinished batch is invisible");
-    assert!(
-        mem.approximate_memory_usage() > 0,
-        "the arena already holds the batch"
-    );
+    assert!(mem.memory_usage() > 0, "the arena already holds the batch");
     writer.finish();
     assert_eq!(scan(&mem), [b"a", b"b"]);
 }
@@ -300,7 +297,7 @@ fn arc_cursor_outlives_the_callers_handle() {
     drop(mem);
     cursor.seek_to_last();
     assert_eq!(cursor.key(), b"b");
-    assert_eq!(Arc::strong_count(cursor.memtable()), 2);
+    assert_eq!(Arc::strong_count(cursor.get_ref()), 2);
     drop(clone);
     cursor.prev();
     assert_eq!(cursor.key(), b"a");
@@ -323,11 +320,11 @@ fn parallel_sort_matches_serial_sort() {
 #[test]
 fn memory_usage_counts_arena_and_vector() {
     let mem = VecMem::new(BytewiseComparator);
-    let before = mem.approximate_memory_usage();
+    let before = mem.memory_usage();
     for _ in 0..10 {
         mem.insert(&[7; 100]);
     }
-    let after = mem.approximate_memory_usage();
+    let after = mem.memory_usage();
     assert!(
         after - before >= 10 * 100 + 10 * size_of::<usize>(),
         "{before} -> {after}"
@@ -380,7 +377,7 @@ fn debug_output_names_the_state() {
 fn handles_cross_threads() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<VecMem>();
-    send_sync::<Cursor<'static, BytewiseComparator>>();
+    send_sync::<Cursor<&'static VecMem>>();
     send_sync::<ArcCursor>();
     send_sync::<Writer<'static, BytewiseComparator>>();
 }
@@ -420,6 +417,23 @@ fn a_panicking_fill_adds_nothing() {
     assert!(caught.is_err());
     // The writer published what it held when it was dropped by the unwind.
     assert_eq!(scan(&mem), [b"kept".to_vec()]);
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        mem.insert_with(4, |_| panic!("encoder failed"));
+    }));
+    assert!(caught.is_err());
+    assert_eq!(mem.len(), 1);
+}
+
+#[test]
+fn insert_with_on_the_memtable_appends_one_entry() {
+    let mem = VecMem::new(BytewiseComparator);
+    mem.insert_with(3, |buf| {
+        assert_eq!(buf, [0, 0, 0], "the bytes start zeroed");
+        buf.copy_from_slice(b"abc");
+    });
+    mem.insert(b"ab");
+    assert_eq!(mem.len(), 2);
+    assert_eq!(scan(&mem), [b"ab".to_vec(), b"abc".to_vec()]);
 }
 
 #[test]
@@ -457,7 +471,7 @@ fn listed_and_copied_batches_read_as_one_sorted_vector() {
     let mem = VecMem::new(BytewiseComparator).with_parallel_sort_threshold(usize::MAX);
     let mut expected = std::collections::BTreeSet::new();
     let mut next = 0u32;
-    let mut memory = mem.approximate_memory_usage();
+    let mut memory = mem.memory_usage();
     // Batch sizes on both sides of the threshold, single inserts between;
     // keys interleave across batches so that the sort has work to do.
     for size in [
@@ -482,7 +496,7 @@ fn listed_and_copied_batches_read_as_one_sorted_vector() {
         mem.insert(&k);
         expected.insert(k);
         assert_eq!(mem.len(), expected.len());
-        let now = mem.approximate_memory_usage();
+        let now = mem.memory_usage();
         assert!(now > memory, "memory usage {now} after {memory}");
         memory = now;
     }

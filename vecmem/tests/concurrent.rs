@@ -150,7 +150,7 @@ fn readers_during_writes_see_whole_batches_and_monotone_len() {
                 while !done.load(std::sync::atomic::Ordering::Acquire) || rounds < 2 {
                     rounds += 1;
                     let len = mem.len();
-                    let memory = mem.approximate_memory_usage();
+                    let memory = mem.memory_usage();
                     assert!(len >= last_len, "len went back: {last_len} -> {len}");
                     assert!(memory >= last_memory, "memory went back");
                     last_len = len;
