@@ -157,19 +157,17 @@ fn skiplist_in_an_arena_two_inserters_and_a_reader() {
             let list = Arc::clone(&list);
             thread::spawn(move || {
                 // A key and a value encoded together, straight into the node.
-                let mut entry = list.reserve(2);
-                entry.copy_from_slice(b"x1");
-                assert!(list.insert_reserved(entry));
+                assert!(list.insert_with(2, None, |buf| buf.copy_from_slice(b"x1")));
             })
         };
 
         let all: [&[u8]; 3] = [b"c", b"m", b"x1"];
-        let seen: Vec<Vec<u8>> = list.iter().map(<[u8]>::to_vec).collect();
+        let seen: Vec<Vec<u8>> = list.cursor().map(<[u8]>::to_vec).collect();
         check_view(&seen, &[b"m"], &all);
 
         plain.join().unwrap();
         in_place.join().unwrap();
-        let keys: Vec<&[u8]> = list.iter().collect();
+        let keys: Vec<&[u8]> = list.cursor().collect();
         assert_eq!(keys, all);
         assert_eq!(list.len(), 3);
         assert!(list.memory_usage() <= list.arena().memory_allocated_bytes());
@@ -221,9 +219,11 @@ impl Commit<Put> for Engine {
     }
 
     fn apply(&self, put: &mut Put, _last: &u8) {
-        let mut entry = self.memtable.reserve(2);
-        entry.copy_from_slice(&[put.key, put.sequence]);
-        assert!(self.memtable.insert_reserved(entry));
+        let entry = [put.key, put.sequence];
+        assert!(
+            self.memtable
+                .insert_with(2, None, |buf| buf.copy_from_slice(&entry))
+        );
     }
 
     fn publish(&self, last: u8) {
@@ -264,7 +264,7 @@ fn write_group_into_a_skiplist_publishes_whole_groups() {
         let visible = engine.visible.load(Ordering::Acquire);
         let published = engine
             .memtable
-            .iter()
+            .cursor()
             .filter(|entry| u64::from(entry[1]) <= visible)
             .count();
         assert_eq!(published as u64, visible, "a published write is missing");
