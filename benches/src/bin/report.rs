@@ -31,62 +31,62 @@ use std::process::Command;
 use benches::report::{
     Machine, Measurement, Report, Scaling, group_measurements, markdown, scaling_series,
 };
+use clap::{Parser, ValueEnum};
 
+/// Runs a short version of every comparison and writes it as one HTML page
+/// and as Markdown.
+#[derive(Parser, Debug)]
+#[command(name = "report")]
 struct Args {
+    /// Format the results already under target/criterion instead of
+    /// running the benches (for example after a full `cargo bench -p
+    /// benches`).
+    #[arg(long)]
     skip_run: bool,
+    /// Where to write report.html and report.md [default: target/report].
+    #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    benches: Vec<String>,
+    /// The criterion benches to run, comma-separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "arena,write_group,skiplist,vecmem"
+    )]
+    benches: Vec<Bench>,
+    /// Leave the engine out: its run against RocksDB, its thread scaling
+    /// and its sections of the profiles.
+    #[arg(long)]
     no_engine: bool,
+    /// Saved output of `benches/scripts/vs-rocksdb.sh` to tabulate instead
+    /// of running it.
+    #[arg(long, value_name = "FILE")]
     vs_rocksdb: Option<PathBuf>,
+    /// The CSV of `benches/scripts/thread-scaling.sh` to chart [default:
+    /// the newest under benches/results/*thread-scaling*/].
+    #[arg(long, value_name = "CSV")]
     scaling_csv: Option<PathBuf>,
 }
 
-const USAGE: &str = "report [--skip-run] [--out DIR] [--benches arena,write_group,skiplist,vecmem] [--no-engine] [--vs-rocksdb FILE] [--scaling-csv CSV]";
+/// The criterion benches the report runs.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+enum Bench {
+    Arena,
+    #[value(name = "write_group")]
+    WriteGroup,
+    Skiplist,
+    Vecmem,
+}
 
-fn parse_args() -> Result<Args, String> {
-    let mut a = Args {
-        skip_run: false,
-        out: None,
-        benches: ["arena", "write_group", "skiplist", "vecmem"]
-            .map(String::from)
-            .to_vec(),
-        no_engine: false,
-        vs_rocksdb: None,
-        scaling_csv: None,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--skip-run" => a.skip_run = true,
-            "--no-engine" => a.no_engine = true,
-            "--out" => a.out = Some(it.next().ok_or("--out needs a directory")?.into()),
-            "--vs-rocksdb" => {
-                a.vs_rocksdb = Some(it.next().ok_or("--vs-rocksdb needs a file")?.into())
-            }
-            "--scaling-csv" => {
-                a.scaling_csv = Some(it.next().ok_or("--scaling-csv needs a file")?.into())
-            }
-            "--benches" => {
-                a.benches = it
-                    .next()
-                    .ok_or("--benches needs a list")?
-                    .split(',')
-                    .map(String::from)
-                    .collect()
-            }
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
-            other => return Err(format!("unknown argument {other:?} (try --help)")),
+impl Bench {
+    fn name(self) -> &'static str {
+        match self {
+            Bench::Arena => "arena",
+            Bench::WriteGroup => "write_group",
+            Bench::Skiplist => "skiplist",
+            Bench::Vecmem => "vecmem",
         }
     }
-    for b in &a.benches {
-        if !["arena", "write_group", "skiplist", "vecmem"].contains(&b.as_str()) {
-            return Err(format!("unknown bench {b:?}"));
-        }
-    }
-    Ok(a)
 }
 
 fn workspace_root() -> PathBuf {
@@ -314,16 +314,10 @@ fn is_engine_section(title: &str) -> bool {
 }
 
 fn main() {
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    };
+    let args = Args::parse();
     if !args.skip_run {
         for b in &args.benches {
-            if let Err(e) = run_bench(b) {
+            if let Err(e) = run_bench(b.name()) {
                 eprintln!("error: {e}");
                 std::process::exit(1);
             }
@@ -388,6 +382,24 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arguments_parse_with_clap() {
+        let a = Args::try_parse_from([
+            "report",
+            "--skip-run",
+            "--benches",
+            "vecmem,write_group",
+            "--no-engine",
+        ])
+        .expect("valid arguments");
+        assert!(a.skip_run && a.no_engine);
+        assert_eq!(a.benches, [Bench::Vecmem, Bench::WriteGroup]);
+        let d = Args::try_parse_from(["report"]).expect("defaults");
+        assert_eq!(d.benches.len(), 4);
+        assert!(Args::try_parse_from(["report", "--benches", "nope"]).is_err());
+        assert!(Args::try_parse_from(["report", "--frobnicate"]).is_err());
+    }
 
     #[test]
     fn the_checked_in_scaling_csv_is_found() {
