@@ -459,8 +459,9 @@ fn scaling_note(source: &str) -> String {
 
 fn profiles_note(machine: &Machine) -> String {
     format!(
-        "Copied from `benches/PROFILES.md`. The profiles were taken on the \
-         machine and day each one names, not on this report's machine ({machine})."
+        "Copied from `benches/PROFILES.md`. Each profile was taken on the \
+         machine and day it names, which need not be this report's machine \
+         ({machine})."
     )
 }
 
@@ -702,7 +703,7 @@ impl Report {
              h2{margin-top:2em;border-bottom:1px solid #ddd}.stamp{color:#555}.note{color:#555;font-size:0.95em}\
              code{background:#f3f3f3;padding:0 3px;border-radius:3px;font-size:0.92em}\
              pre{background:#f6f6f6;padding:0.6em;overflow-x:auto}pre code{background:none;padding:0}\
-             svg{display:block;margin:0.5em 0}nav ul{columns:3}</style></head>\
+             svg{display:block;margin:0.5em 0;max-width:100%;height:auto}nav ul{columns:3}</style></head>\
              <body><h1>lsm-write-path comparison report</h1>\n",
         );
         let _ = writeln!(
