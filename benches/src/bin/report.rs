@@ -1,73 +1,92 @@
 //! `cargo run --release -p benches --bin report`: runs a short version of
-//! every comparison and writes one self-contained HTML page (tables and
-//! throughput-against-threads plots) plus the same tables as Markdown,
-//! stamped with machine, date and commit.
+//! every comparison and writes one self-contained HTML page (tables, and
+//! charts of throughput against threads with criterion's confidence
+//! intervals) plus the same tables as Markdown, stamped with machine, date
+//! and commit.
 //!
 //! ```text
-//! report [--skip-run] [--out DIR] [--benches arena,write_group,skiplist,vecmem] [--no-engine]
+//! report [--skip-run] [--out DIR] [--benches arena,write_group,skiplist,vecmem]
+//!        [--no-engine] [--vs-rocksdb FILE] [--scaling-csv CSV]
 //! ```
 //!
 //! - the primitives: each criterion bench runs with short warm-up and
 //!   measurement times and smaller inputs; the report reads criterion's
-//!   `new/benchmark.json` and `new/estimates.json` files. `--skip-run`
-//!   formats the results already under `target/criterion` (for example
-//!   after a full `cargo bench -p benches`).
+//!   `new/benchmark.json` and `new/estimates.json` files (the mean and its
+//!   95% confidence interval). `--skip-run` formats the results already
+//!   under `target/criterion` (for example after a full `cargo bench -p
+//!   benches`).
 //! - the engine: `lsm-demo bench` on a few workloads; where RocksDB's
 //!   `db_bench` is installed and `benches/scripts/vs-rocksdb.sh` exists, that
-//!   script's side-by-side table instead.
+//!   script's side-by-side table instead (or its saved output, with
+//!   `--vs-rocksdb`). The chart of ops/s against threads beside RocksDB's
+//!   is read from the newest CSV of `benches/scripts/thread-scaling.sh`
+//!   under `benches/results/` (or `--scaling-csv`), not rerun.
+//! - `benches/PROFILES.md`, rendered; `--no-engine` leaves out the engine
+//!   and the profiles' engine sections.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use benches::report::{Measurement, Series, html_page, markdown_tables, parse_threads};
+use benches::report::{
+    Machine, Measurement, Report, Scaling, group_measurements, markdown, scaling_series,
+};
+use clap::{Parser, ValueEnum};
 
+/// Runs a short version of every comparison and writes it as one HTML page
+/// and as Markdown.
+#[derive(Parser, Debug)]
+#[command(name = "report")]
 struct Args {
+    /// Format the results already under target/criterion instead of
+    /// running the benches (for example after a full `cargo bench -p
+    /// benches`).
+    #[arg(long)]
     skip_run: bool,
-    out: PathBuf,
-    benches: Vec<String>,
-    engine: bool,
+    /// Where to write report.html and report.md [default: target/report].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// The criterion benches to run, comma-separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "arena,write_group,skiplist,vecmem"
+    )]
+    benches: Vec<Bench>,
+    /// Leave the engine out: its run against RocksDB, its thread scaling
+    /// and its sections of the profiles.
+    #[arg(long)]
+    no_engine: bool,
+    /// Saved output of `benches/scripts/vs-rocksdb.sh` to tabulate instead
+    /// of running it.
+    #[arg(long, value_name = "FILE")]
+    vs_rocksdb: Option<PathBuf>,
+    /// The CSV of `benches/scripts/thread-scaling.sh` to chart [default:
+    /// the newest under benches/results/*thread-scaling*/].
+    #[arg(long, value_name = "CSV")]
+    scaling_csv: Option<PathBuf>,
 }
 
-fn parse_args() -> Result<Args, String> {
-    let mut a = Args {
-        skip_run: false,
-        out: target_dir().join("report"),
-        benches: ["arena", "write_group", "skiplist", "vecmem"]
-            .map(String::from)
-            .to_vec(),
-        engine: true,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--skip-run" => a.skip_run = true,
-            "--no-engine" => a.engine = false,
-            "--out" => a.out = it.next().ok_or("--out needs a directory")?.into(),
-            "--benches" => {
-                a.benches = it
-                    .next()
-                    .ok_or("--benches needs a list")?
-                    .split(',')
-                    .map(String::from)
-                    .collect()
-            }
-            "-h" | "--help" => {
-                println!(
-                    "report [--skip-run] [--out DIR] [--benches arena,write_group,skiplist,vecmem] [--no-engine]"
-                );
-                std::process::exit(0);
-            }
-            other => return Err(format!("unknown argument {other:?} (try --help)")),
+/// The criterion benches the report runs.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq)]
+enum Bench {
+    Arena,
+    #[value(name = "write_group")]
+    WriteGroup,
+    Skiplist,
+    Vecmem,
+}
+
+impl Bench {
+    fn name(self) -> &'static str {
+        match self {
+            Bench::Arena => "arena",
+            Bench::WriteGroup => "write_group",
+            Bench::Skiplist => "skiplist",
+            Bench::Vecmem => "vecmem",
         }
     }
-    for b in &a.benches {
-        if !["arena", "write_group", "skiplist", "vecmem"].contains(&b.as_str()) {
-            return Err(format!("unknown bench {b:?}"));
-        }
-    }
-    Ok(a)
 }
 
 fn workspace_root() -> PathBuf {
@@ -142,7 +161,10 @@ fn read_one(benchmark_json: &Path) -> Option<Measurement> {
     let est_path = benchmark_json.with_file_name("estimates.json");
     let est: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(est_path).ok()?).ok()?;
-    let nanos = est["mean"]["point_estimate"].as_f64()?;
+    let mean = &est["mean"];
+    let nanos = mean["point_estimate"].as_f64()?;
+    let ci = &mean["confidence_interval"];
+    let nanos_interval = ci["lower_bound"].as_f64().zip(ci["upper_bound"].as_f64());
     let elements = bench["throughput"]["Elements"]
         .as_f64()
         .or_else(|| bench["throughput"]["Bytes"].as_f64());
@@ -151,45 +173,46 @@ fn read_one(benchmark_json: &Path) -> Option<Measurement> {
         function: bench["function_id"].as_str().unwrap_or("").to_string(),
         value: bench["value_str"].as_str().unwrap_or("").to_string(),
         nanos_per_iter: nanos,
+        nanos_interval,
         elements_per_iter: elements,
     })
 }
 
-fn stamp() -> String {
-    let commit = Command::new("git")
-        .current_dir(workspace_root())
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into());
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|s| s.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let date = Command::new("date")
-        .arg("-u")
-        .arg("+%Y-%m-%d %H:%M UTC")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
-    format!("{date}; commit {commit}; {cores} cores, {cpu}")
+/// The date (UTC) and the short commit the report runs at.
+fn date_and_commit() -> (String, String) {
+    let out = |cmd: &str, args: &[&str]| {
+        Command::new(cmd)
+            .current_dir(workspace_root())
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    (
+        out("date", &["-u", "+%Y-%m-%d %H:%M UTC"]).unwrap_or_default(),
+        out("git", &["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "unknown".into()),
+    )
 }
 
-/// The engine's table: vs-rocksdb.sh where db_bench exists, else our bench alone.
-fn engine_table() -> Option<String> {
+/// The engine's table: vs-rocksdb.sh's (run here, or its saved output)
+/// where db_bench exists, else our bench alone.
+fn engine_table(saved: Option<&Path>, profiles: &str) -> Option<String> {
     let root = workspace_root();
     let script = root.join("benches/scripts/vs-rocksdb.sh");
+    let with_targets = |text: &str, how: &str| {
+        let md = benches::report::engine_target_table(text, profiles);
+        format!(
+            "Engine against RocksDB's own db_bench ({how}; the targets are for the full runs, median of 3). The causes of misses are in `benches/PROFILES.md`, quoted at the end of this report.\n\n{md}"
+        )
+    };
+    if let Some(path) = saved {
+        let text = std::fs::read_to_string(path).ok()?;
+        return Some(with_targets(
+            &text,
+            &format!("saved output of `vs-rocksdb.sh` from `{}`", path.display()),
+        ));
+    }
     let have_db_bench = Command::new("sh")
         .args(["-c", "command -v db_bench"])
         .output()
@@ -202,12 +225,9 @@ fn engine_table() -> Option<String> {
             .args(["--quick", "--reps", "1"])
             .output()
             .ok()?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let profiles =
-            std::fs::read_to_string(root.join("benches/PROFILES.md")).unwrap_or_default();
-        let md = benches::report::engine_target_table(&text, &profiles);
-        return Some(format!(
-            "Engine against RocksDB's own db_bench (`vs-rocksdb.sh --quick --reps 1`, one alternating run, ops counts divided by 5; the targets are for the full runs, median of 3). The causes of misses are in `benches/PROFILES.md`, copied at the end of this report.\n\n{md}"
+        return Some(with_targets(
+            &String::from_utf8_lossy(&out.stdout),
+            "`vs-rocksdb.sh --quick --reps 1`, one alternating run on this machine, ops counts divided by 5",
         ));
     }
     eprintln!("report: db_bench not installed; running lsm-demo bench alone");
@@ -244,81 +264,147 @@ fn engine_table() -> Option<String> {
     ))
 }
 
-fn main() {
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
+/// The newest `benches/results/*thread-scaling*/*.csv`: directories start
+/// with their date, so the last name sorts newest.
+fn newest_scaling_csv() -> Option<PathBuf> {
+    let results = workspace_root().join("benches/results");
+    let newest = |dir: &Path, keep: &dyn Fn(&Path) -> bool| {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| keep(p))
+            .collect();
+        found.sort();
+        found.pop()
     };
+    let dir = newest(&results, &|p| {
+        p.is_dir()
+            && p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains("thread-scaling"))
+    })?;
+    newest(&dir, &|p| p.extension().is_some_and(|e| e == "csv"))
+}
+
+fn scaling(arg: Option<&Path>) -> Option<Scaling> {
+    let path = match arg {
+        Some(p) => p.to_path_buf(),
+        None => newest_scaling_csv()?,
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| eprintln!("report: reading {}: {e}", path.display()))
+        .ok()?;
+    let series = scaling_series(&text);
+    if series.is_empty() {
+        eprintln!("report: no thread-scaling rows in {}", path.display());
+        return None;
+    }
+    let root = workspace_root();
+    let source = path
+        .strip_prefix(&root)
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    Some(Scaling { source, series })
+}
+
+/// Sections of the profiles about the engine: `## Engine ...`.
+fn is_engine_section(title: &str) -> bool {
+    title.to_ascii_lowercase().starts_with("engine")
+}
+
+fn main() {
+    let args = Args::parse();
     if !args.skip_run {
         for b in &args.benches {
-            if let Err(e) = run_bench(b) {
+            if let Err(e) = run_bench(b.name()) {
                 eprintln!("error: {e}");
                 std::process::exit(1);
             }
         }
     }
-    let measurements = read_criterion(&target_dir().join("criterion"));
+    let criterion = target_dir().join("criterion");
+    let measurements = read_criterion(&criterion);
     if measurements.is_empty() {
-        eprintln!(
-            "error: no criterion results under {}",
-            target_dir().join("criterion").display()
-        );
+        eprintln!("error: no criterion results under {}", criterion.display());
         std::process::exit(1);
     }
-    let mut groups: BTreeMap<String, Vec<Series>> = BTreeMap::new();
-    for m in &measurements {
-        let (threads, rest) = parse_threads(&m.value);
-        let label = if rest.is_empty() {
-            m.function.clone()
+    let benches_dir = workspace_root().join("benches");
+    let profiles = std::fs::read_to_string(benches_dir.join("PROFILES.md")).ok();
+    let engine = !args.no_engine;
+    let (date, commit) = date_and_commit();
+    let report = Report {
+        date,
+        commit,
+        machine: Machine::detect(),
+        groups: group_measurements(&measurements),
+        engine_table: if engine {
+            engine_table(
+                args.vs_rocksdb.as_deref(),
+                profiles.as_deref().unwrap_or(""),
+            )
         } else {
-            format!("{} {rest}", m.function)
-        };
-        let series = groups.entry(m.group.clone()).or_default();
-        let s = match series.iter_mut().find(|s| s.label == label) {
-            Some(s) => s,
-            None => {
-                series.push(Series {
-                    label,
-                    points: Vec::new(),
-                });
-                series.last_mut().expect("just pushed")
+            None
+        },
+        scaling: if engine {
+            scaling(args.scaling_csv.as_deref())
+        } else {
+            None
+        },
+        profiles: profiles.map(|p| {
+            if engine {
+                p
+            } else {
+                markdown::drop_sections(&p, is_engine_section)
             }
-        };
-        s.points.push((threads, m.value.clone(), m.ops_per_sec()));
-    }
-    let engine = if args.engine { engine_table() } else { None };
-    let stamp = stamp();
-    let mut md = markdown_tables(&stamp, &groups, engine.as_deref());
-    let mut html = html_page(&stamp, &groups, engine.as_deref());
-    // The profiles behind the explanations of missed targets.
-    if let Ok(profiles) = std::fs::read_to_string(workspace_root().join("benches/PROFILES.md")) {
-        let _ = write!(md, "\n---\n\n{profiles}");
-        let escaped = profiles
-            .replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;");
-        let section = format!(
-            "<h2>profiles (benches/PROFILES.md)</h2><pre style=\"white-space:pre-wrap\">{escaped}</pre>"
-        );
-        match html.rfind("</body>") {
-            Some(at) => html.insert_str(at, &section),
-            None => html.push_str(&section),
-        }
-    }
-    if let Err(e) = std::fs::create_dir_all(&args.out)
-        .and_then(|()| std::fs::write(args.out.join("report.md"), &md))
-        .and_then(|()| std::fs::write(args.out.join("report.html"), &html))
+        }),
+        // The profiles' links are relative to benches/.
+        link_base: format!("file://{}/", benches_dir.display()),
+    };
+    let md = report.markdown();
+    let html = report.html();
+    let out = args.out.unwrap_or_else(|| target_dir().join("report"));
+    if let Err(e) = std::fs::create_dir_all(&out)
+        .and_then(|()| std::fs::write(out.join("report.md"), &md))
+        .and_then(|()| std::fs::write(out.join("report.html"), &html))
     {
-        eprintln!("error: writing the report to {}: {e}", args.out.display());
+        eprintln!("error: writing the report to {}: {e}", out.display());
         std::process::exit(1);
     }
     println!("{md}");
     eprintln!(
         "report: wrote {} and {}",
-        args.out.join("report.html").display(),
-        args.out.join("report.md").display()
+        out.join("report.html").display(),
+        out.join("report.md").display()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_parse_with_clap() {
+        let a = Args::try_parse_from([
+            "report",
+            "--skip-run",
+            "--benches",
+            "vecmem,write_group",
+            "--no-engine",
+        ])
+        .expect("valid arguments");
+        assert!(a.skip_run && a.no_engine);
+        assert_eq!(a.benches, [Bench::Vecmem, Bench::WriteGroup]);
+        let d = Args::try_parse_from(["report"]).expect("defaults");
+        assert_eq!(d.benches.len(), 4);
+        assert!(Args::try_parse_from(["report", "--benches", "nope"]).is_err());
+        assert!(Args::try_parse_from(["report", "--frobnicate"]).is_err());
+    }
+
+    #[test]
+    fn the_checked_in_scaling_csv_is_found() {
+        let csv = newest_scaling_csv().expect("benches/results has a thread-scaling CSV");
+        assert!(csv.to_string_lossy().ends_with(".csv"));
+        assert!(!scaling(Some(&csv)).expect("it parses").series.is_empty());
+    }
 }
