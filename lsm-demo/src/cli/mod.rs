@@ -16,10 +16,11 @@ pub mod stress;
 
 pub use error::Error;
 
-/// The generator behind every seed `stress` and `crashtest` print for
-/// replay: xoshiro256++, a fixed algorithm, so a seed replays the same run
-/// on any platform and with any later `rand`, which `rand::rngs::SmallRng`
-/// does not promise.
+/// The generator behind every seed the commands print for replay:
+/// `stress`'s and `crashtest`'s operations and `bench`'s values (`bench`'s
+/// keys follow db_bench's own generator). xoshiro256++, a fixed algorithm,
+/// so a seed replays the same run on any platform and with any later
+/// `rand`, which `rand::rngs::SmallRng` does not promise.
 pub type ReplayRng = rand_xoshiro::Xoshiro256PlusPlus;
 
 /// `--memtablerep` of `bench`, `stress` and `crashtest`: the memtable's
