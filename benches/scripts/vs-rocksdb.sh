@@ -18,7 +18,14 @@
 # db_bench's result line, `<benchmark> : <x> micros/op <n> ops/sec ...`,
 # which is what both programs' ops/sec are read from.
 #
-# The table is read by `cargo run -p benches --bin report`; keep its columns.
+# The write scenarios (a fill measured) run both programs with
+# --histogram=1, and a second table gives the median over the runs of each
+# program's P50, P99 and P99.9 microseconds per write, read from the
+# `Percentiles:` line of db_bench's histogram layout, which lsm-demo prints
+# too. The read scenarios run without histograms.
+#
+# The first table is read by `cargo run -p benches --bin report`; keep its
+# columns (the report skips the second table's rows, which have more).
 set -euo pipefail
 
 usage() { sed -n '7,13p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -52,6 +59,8 @@ rocksdb_flags="--compression_type=none --disable_auto_compactions=1 --max_write_
 seed=1722808058
 
 # Fields: name | benchmarks | flags for both | db_bench only | lsm-demo only.
+# readwhilewriting runs --threads readers and one writer more; its ops/sec
+# counts the readers' reads only, as db_bench's.
 # In fillrandom-vector-t2-cc lsm-demo inserts into the vector memtable from
 # both threads at once; RocksDB 7.8 cannot, so it keeps serial inserts.
 scenarios='
@@ -65,6 +74,9 @@ fillrandom-vector-t2-cc|fillrandom|--threads=2 --num=500000 --memtablerep=vector
 fillrandom-wal-t2|fillrandom|--threads=2 --num=500000 --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=0 --sync=0||
 fillsync-wal-t8|fillrandom|--threads=8 --num=1000 --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=0 --sync=1||
 readrandom-t1|fillrandom,readrandom|--threads=1 --num=300000 --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=1||
+readwhilewriting-t1|fillrandom,readwhilewriting|--threads=1 --num=300000 --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=1||
+readrandomwriterandom-t1|fillrandom,readrandomwriterandom|--threads=1 --num=300000 --readwritepercent=90 --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=1||
+seekrandom-t1|fillrandom,seekrandom|--threads=1 --num=300000 --seek_nexts=10 --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=1||
 '
 
 if [ -n "$only" ] && ! printf '%s\n' "$scenarios" | cut -d'|' -f1 | grep -qxF -- "$only"; then
@@ -109,7 +121,8 @@ trap 'rm -rf "$scratch"' EXIT
 
 # run_once BENCHMARK PROGRAM ARGS...: runs the program on a fresh database and
 # prints the ops/sec of the last result line for BENCHMARK (0 if none, with
-# the end of the program's output on stderr).
+# the end of the program's output on stderr), then the P50, P99 and P99.9 of
+# the first histogram after that line (`-` for each when there is none).
 run_once() {
   local benchmark=$1; shift
   local db="$scratch/db" log="$scratch/out"
@@ -117,28 +130,50 @@ run_once() {
   "$@" --db="$db" >"$log" 2>&1 || true
   local result
   result=$(awk -v b="$benchmark" '
-    $1 == b && $2 == ":" { for (i = 3; i < NF; i++) if ($(i + 1) == "ops/sec") v = $i }
-    END { print v }' "$log")
+    $1 == b && $2 == ":" {
+      for (i = 3; i < NF; i++) if ($(i + 1) == "ops/sec") v = $i
+      p50 = p99 = p999 = "-"; want = 1
+    }
+    want && $1 == "Percentiles:" {
+      for (i = 2; i < NF; i++) {
+        if ($i == "P50:") p50 = $(i + 1)
+        if ($i == "P99:") p99 = $(i + 1)
+        if ($i == "P99.9:") p999 = $(i + 1)
+      }
+      want = 0
+    }
+    END { if (v != "") print v, p50, p99, p999 }' "$log")
   if [ -z "$result" ]; then
     echo "warning: no '$benchmark' result from $1; its output ended with:" >&2
     tail -n 5 "$log" >&2
-    result=0
+    result="0 - - -"
   fi
   echo "$result"
 }
 
+# Whether BENCHMARK writes (its scenario gets the latency columns).
+is_write() { case "$1" in fillseq|fillrandom|fillbatch|fillsync|overwrite) return 0 ;; *) return 1 ;; esac; }
+
 # The middle one of the numbers on stdin (the lower middle for an even count).
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR == 0 ? 0 : v[int((NR + 1) / 2)]) }'; }
+
+# field N: the Nth whitespace-separated field of each line on stdin.
+field() { awk -v n="$1" '{ print $n }'; }
+
+# The median of the numbers on stdin, or `-` when there are none.
+median_or_dash() { awk '$1 != "-"' | median | sed 's/^0$/-/'; }
 
 # --num=N becomes --num=N/divisor (whole numbers), other flags stay.
 scale_num() { awk -v d="$divisor" '{ for (i = 1; i <= NF; i++) if ($i ~ /^--num=/) $i = "--num=" int(substr($i, 7) / d); print }'; }
 
 printf '%-24s %14s %14s %8s\n' scenario rocksdb_ops/s lsm-demo_ops/s ratio
+latency_rows=()
 while IFS='|' read -r name benchmarks common rocksdb_only ours_only; do
   [ -n "$name" ] || continue
   if [ -n "$only" ] && [ "$name" != "$only" ]; then continue; fi
   measured=${benchmarks##*,} # the result of the last benchmark is the one kept
   common=$(printf '%s\n' "$common" | scale_num)
+  if is_write "$measured"; then common="$common --histogram=1"; fi
   read -ra common_args <<<"$common"
   read -ra rocksdb_args <<<"$rocksdb_only $rocksdb_flags"
   read -ra ours_args <<<"$ours_only"
@@ -150,9 +185,31 @@ while IFS='|' read -r name benchmarks common rocksdb_only ours_only; do
     ours_runs+=("$(run_once "$measured" "$lsm_demo" bench --benchmarks="$benchmarks" \
       "${common_args[@]}" "${ours_args[@]}" --seed="$seed")")
   done
-  rocksdb_median=$(printf '%s\n' "${rocksdb_runs[@]}" | median)
-  ours_median=$(printf '%s\n' "${ours_runs[@]}" | median)
+  rocksdb_median=$(printf '%s\n' "${rocksdb_runs[@]}" | field 1 | median)
+  ours_median=$(printf '%s\n' "${ours_runs[@]}" | field 1 | median)
   ratio=$(awk -v o="$ours_median" -v r="$rocksdb_median" \
     'BEGIN { if (r > 0) printf "%.2f", o / r; else print "n/a" }')
   printf '%-24s %14s %14s %8s\n' "$name" "$rocksdb_median" "$ours_median" "$ratio"
+  if is_write "$measured"; then
+    row=$(printf '%-24s' "$name")
+    for runs in rocksdb ours; do
+      for n in 2 3 4; do
+        if [ "$runs" = rocksdb ]; then
+          p=$(printf '%s\n' "${rocksdb_runs[@]}" | field "$n" | median_or_dash)
+        else
+          p=$(printf '%s\n' "${ours_runs[@]}" | field "$n" | median_or_dash)
+        fi
+        row+=$(printf ' %14s' "$p")
+      done
+    done
+    latency_rows+=("$row")
+  fi
 done <<<"$scenarios"
+
+if [ ${#latency_rows[@]} -gt 0 ]; then
+  echo
+  echo "Write scenarios: microseconds per write (--histogram=1), median over the runs"
+  printf '%-24s %14s %14s %14s %14s %14s %14s\n' scenario rocksdb_p50 rocksdb_p99 \
+    rocksdb_p99.9 lsm-demo_p50 lsm-demo_p99 lsm-demo_p99.9
+  printf '%s\n' "${latency_rows[@]}"
+fi

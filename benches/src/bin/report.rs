@@ -250,7 +250,10 @@ fn engine_table(saved: Option<&Path>, profiles: &str) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).ok()?).ok()?;
     let _ = std::fs::remove_file(&json);
     let mut md = String::from("| benchmark | threads | ops/s |\n|---|---:|---:|\n");
-    for r in v.as_array()? {
+    // `lsm-demo bench --json` writes {program, machine, seed, settings,
+    // results}; older builds wrote the results alone.
+    let results = if v.is_array() { &v } else { &v["results"] };
+    for r in results.as_array()? {
         let _ = writeln!(
             md,
             "| {} | {} | {:.0} |",

@@ -13,13 +13,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use lsm_demo::DB;
-use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::Error;
-use super::MemtableRep;
 use super::expected::{Expected, Verified, verify};
 use super::stress::{check_workload, clock_seed, expected_path, options, parse_bool};
+use super::{MemtableRep, ReplayRng};
 
 /// Longest `--max_run_ms` of `crashtest` (a stress child runs an hour).
 pub const MAX_RUN_MS: u64 = 3_600_000;
@@ -96,7 +95,7 @@ pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
     };
     let exe =
         std::env::current_exe().map_err(|e| Error::io("finding the lsm-demo executable", e))?;
-    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut rng = ReplayRng::seed_from_u64(seed);
     let mut total = Verified::default();
     let mut survived = 0;
     let mut acked_writes = 0u64;

@@ -11,7 +11,7 @@ use serde::Serialize;
 /// memtable size (256 MiB and 64 MiB in db_bench, what the engine derives
 /// from 64 MiB memtables). Pass them to both programs to compare like with
 /// like.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, clap::Args, Serialize)]
 #[command(rename_all = "snake_case")]
 pub struct CompactionArgs {
     /// Background threads: one flushes, the rest compact.
@@ -154,13 +154,17 @@ impl LevelReport {
             stops: (stats.write_stalls.stops, stats.write_stalls.stop_micros),
         }
     }
+}
 
-    /// The table, in RocksDB's `rocksdb.stats` columns (MiB).
-    pub fn print(&self) {
+impl std::fmt::Display for LevelReport {
+    /// The table, in RocksDB's `rocksdb.stats` columns (MiB), then the
+    /// write amplification and the stalls.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
-        println!(
+        writeln!(
+            f,
             "  Level Files   Size(MB) Target(MB) Score Rn(MB) Rnp1(MB) Write(MB) Moved(MB) W-Amp Comp(sec) Comp(cnt)"
-        );
+        )?;
         for l in &self.levels {
             // RocksDB's per-level W-Amp: bytes written over bytes read from
             // the level above (the flush's input on level 0 is not known).
@@ -169,7 +173,8 @@ impl LevelReport {
             } else {
                 "-".into()
             };
-            println!(
+            writeln!(
+                f,
                 "  L{:<4} {:5} {:10.1} {:10.1} {:5.2} {:6.1} {:8.1} {:9.1} {:9.1} {:>5} {:9.2} {:9}",
                 l.level,
                 l.files,
@@ -183,22 +188,24 @@ impl LevelReport {
                 amp,
                 l.seconds,
                 l.compactions
-            );
+            )?;
         }
-        println!(
+        writeln!(
+            f,
             "  write amplification {:.2}: tables {:.1} MB + log {:.1} MB over {:.1} MB of keys and values",
             self.write_amplification,
             mb(self.table_bytes_written),
             mb(self.log_bytes_written),
             mb(self.user_bytes)
-        );
-        println!(
+        )?;
+        writeln!(
+            f,
             "  stalls: {} slowdowns ({:.2} s), {} stops ({:.2} s); pending compaction {:.1} MB",
             self.slowdowns.0,
             self.slowdowns.1 as f64 / 1e6,
             self.stops.0,
             self.stops.1 as f64 / 1e6,
             mb(self.pending_compaction_bytes)
-        );
+        )
     }
 }

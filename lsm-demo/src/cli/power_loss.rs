@@ -16,13 +16,12 @@ use std::time::{Duration, Instant};
 
 use lsm_demo::env::FaultInjectionFs;
 use lsm_demo::{DB, Options, WriteOptions};
-use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::Error;
 use super::crashtest::CrashArgs;
 use super::expected::{Expected, Verified, verify};
 use super::stress::{clock_seed, one_op};
+use super::{Error, ReplayRng};
 
 const DIR: &str = "/power-loss/db";
 
@@ -40,7 +39,7 @@ pub fn run(a: &CrashArgs, opts: &Options) -> Result<(), Error> {
     );
     let fs = FaultInjectionFs::new();
     let exp = Expected::in_memory(a.keys);
-    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut rng = ReplayRng::seed_from_u64(seed);
     let mut total = Verified::default();
     let mut acked_writes = 0;
     let started = Instant::now();
@@ -134,7 +133,7 @@ fn run_until_power_loss(
             let (locks, next_id, acked, stop, cut, failure) =
                 (&locks, &next_id, &acked, &stop, &cut, &failure);
             s.spawn(move || {
-                let mut rng = SmallRng::seed_from_u64(seed.wrapping_add(t as u64 * 7919));
+                let mut rng = ReplayRng::seed_from_u64(seed.wrapping_add(t as u64 * 7919));
                 let mut wo = WriteOptions::default();
                 wo.set_sync(true);
                 // Relaxed: flags that end a loop; nothing is published

@@ -8,11 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use lsm_demo::{DB, IteratorMode, Options, WriteBatch, WriteOptions};
-use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::expected::{Expected, key_bytes, value_bytes, value_id, verify};
-use super::{Error, MemtableRep};
+use super::{Error, MemtableRep, ReplayRng};
 
 /// Flags of `lsm-demo stress`.
 #[derive(Debug, Clone, clap::Args)]
@@ -159,7 +158,7 @@ pub fn stress(a: StressArgs) -> Result<(), Error> {
                 (&db, &exp, &locks, &next_id, &ops_done, &stop, &failure, &a);
             let (writes_acked, workers_done) = (&writes_acked, &workers_done);
             s.spawn(move || {
-                let mut rng = SmallRng::seed_from_u64(seed.wrapping_add(t as u64 * 7919));
+                let mut rng = ReplayRng::seed_from_u64(seed.wrapping_add(t as u64 * 7919));
                 let mut wo = WriteOptions::default();
                 wo.set_sync(a.sync);
                 let mut i = 0u64;
@@ -216,7 +215,7 @@ pub(crate) fn one_op(
     next_id: &AtomicU64,
     wo: &WriteOptions,
     keys: u32,
-    rng: &mut SmallRng,
+    rng: &mut ReplayRng,
 ) -> Result<bool, Error> {
     let k = rng.random_range(0..keys);
     let mut wrote = false;

@@ -9,21 +9,28 @@ use crate::cli::{Error, MemtableRep};
 
 /// db_bench's flags that `lsm-demo bench` understands, with db_bench's names,
 /// meanings and defaults.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, clap::Args, serde::Serialize)]
 #[command(rename_all = "snake_case")]
 #[command(about = "Run db_bench's workloads on the engine (same flags, same result line)")]
 pub struct BenchArgs {
-    /// Comma-separated benchmarks: fillseq, fillrandom, overwrite, fillsync,
-    /// readrandom, readseq. Without any flag, a default suite runs.
+    /// Comma-separated benchmarks: fillseq, fillbatch, fillrandom,
+    /// overwrite, fillsync, readrandom, multireadrandom, readseq,
+    /// readreverse, seekrandom, readwhilewriting, readrandomwriterandom,
+    /// updaterandom, deleterandom. Without any flag, a default suite runs.
     #[arg(long)]
     pub benchmarks: Option<String>,
     /// Number of keys (and of writes per thread).
     #[arg(long, default_value_t = 1_000_000)]
     pub num: u64,
-    /// Reads per thread for the read benchmarks (-1: num).
+    /// Reads per thread for the read benchmarks, and operations per thread
+    /// for readrandomwriterandom and updaterandom (-1: num).
     #[arg(long, default_value_t = -1, allow_hyphen_values = true)]
     pub reads: i64,
-    /// Concurrent threads; each runs the full count.
+    /// Deletes per thread for deleterandom (-1: num).
+    #[arg(long, default_value_t = -1, allow_hyphen_values = true)]
+    pub deletes: i64,
+    /// Concurrent threads; each runs the full count. readwhilewriting runs
+    /// this many readers and one writer more.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// Bytes per value.
@@ -32,9 +39,23 @@ pub struct BenchArgs {
     /// Bytes per key (at least 8).
     #[arg(long, default_value_t = 16)]
     pub key_size: usize,
-    /// Writes per batch.
+    /// Writes per batch (fills, deleterandom) and keys per multireadrandom
+    /// lookup.
     #[arg(long, default_value_t = 1)]
     pub batch_size: usize,
+    /// Percentage of reads among readrandomwriterandom's operations.
+    #[arg(long, default_value_t = 90)]
+    pub readwritepercent: u32,
+    /// Next() calls after each seek of seekrandom.
+    #[arg(long, default_value_t = 0)]
+    pub seek_nexts: u32,
+    /// multireadrandom through `batched_multi_get` (lookups in key order)
+    /// instead of `multi_get`.
+    #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub multiread_batched: bool,
+    /// Print a histogram of the operations' times, in db_bench's layout.
+    #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub histogram: bool,
     /// Memtable representation.
     #[arg(long, value_enum, default_value_t = MemtableRep::SkipList)]
     pub memtablerep: MemtableRep,
@@ -85,13 +106,16 @@ pub struct BenchArgs {
     /// Run the benchmarks on the database as it is, without wiping it first.
     #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub use_existing_db: bool,
-    /// Also write the results as JSON to this file.
+    /// Also write the results as JSON to this file (`-`: standard output,
+    /// the text then going to standard error), with the flags, the seed,
+    /// the program's version and commit, and the machine.
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// Compaction and write-stall flags.
     #[command(flatten)]
     pub compaction: crate::cli::levels::CompactionArgs,
-    /// Hide the progress bars.
+    /// Hide the progress bars (hidden too when standard output is not a
+    /// terminal).
     #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub quiet: bool,
 }
@@ -116,7 +140,6 @@ pub const ROCKSDB_ONLY_FLAGS: &[&str] = &[
     "cache_size",
     "bloom_bits",
     "compression_ratio",
-    "histogram",
     "duration",
     "writes",
     "max_background_compactions",
@@ -191,10 +214,17 @@ pub(super) fn check_args(args: &BenchArgs) -> Result<(), Error> {
     if args.num == 0 {
         return Err(Error::usage("--num must be at least 1"));
     }
-    if args.reads < -1 {
+    for (flag, v) in [("reads", args.reads), ("deletes", args.deletes)] {
+        if v < -1 {
+            return Err(Error::usage(format!(
+                "--{flag}={v} is below -1 (-1 means --num)"
+            )));
+        }
+    }
+    if args.readwritepercent > 100 {
         return Err(Error::usage(format!(
-            "--reads={} is below -1 (-1 means --num)",
-            args.reads
+            "--readwritepercent={} is above 100",
+            args.readwritepercent
         )));
     }
     let syncs = args.sync
@@ -264,6 +294,8 @@ mod tests {
             (&["--batch_size=100000000"], "--batch_size=100000000"),
             (&["--num=0"], "--num"),
             (&["--reads=-2"], "--reads=-2"),
+            (&["--deletes=-3"], "--deletes=-3"),
+            (&["--readwritepercent=101"], "--readwritepercent=101"),
             (&["--disable_wal=1", "--sync=1"], "--disable_wal"),
             (
                 &["--disable_wal=1", "--benchmarks=fillseq,fillsync"],

@@ -1,10 +1,84 @@
 //! `lsm-demo bench`'s report: db_bench's header and result line, the
 //! summary table, and the results as written to JSON.
 
+use std::io::Write as _;
+
 use serde::Serialize;
 
 use super::Config;
+use super::flags::BenchArgs;
+use super::latency::LatencySummary;
+use super::run_info::{Machine, Program};
 use crate::cli::MemtableRep;
+
+/// Where the text goes: standard output, or standard error when the JSON
+/// takes standard output (`--json=-`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Text {
+    to_stderr: bool,
+}
+
+impl Text {
+    pub(super) fn new(args: &BenchArgs) -> Text {
+        Text {
+            to_stderr: args.json.as_deref().is_some_and(|p| p.as_os_str() == "-"),
+        }
+    }
+
+    /// Prints `s` (which may span lines) and a newline.
+    pub(super) fn line(&self, s: impl std::fmt::Display) {
+        if self.to_stderr {
+            eprintln!("{s}");
+        } else {
+            println!("{s}");
+        }
+    }
+
+    /// Prints `s` as it is.
+    pub(super) fn text(&self, s: impl std::fmt::Display) {
+        if self.to_stderr {
+            eprint!("{s}");
+        } else {
+            print!("{s}");
+        }
+    }
+}
+
+/// What `--json` writes: the run, then one entry per benchmark.
+#[derive(Debug, Serialize)]
+pub(super) struct JsonReport<'a> {
+    /// The program and the commit it was built from.
+    pub program: Program,
+    /// The machine.
+    pub machine: Machine,
+    /// When the run started, in seconds since the Unix epoch.
+    pub started_unix_secs: u64,
+    /// The seed the key streams were drawn from (the one picked when
+    /// `--seed` was 0): `--seed=<this>` with the same flags replays them.
+    pub seed: u64,
+    /// Every flag, as given or defaulted.
+    pub settings: &'a BenchArgs,
+    /// The benchmarks' results, in order.
+    pub results: &'a [BenchResult],
+}
+
+impl JsonReport<'_> {
+    /// Writes the report to `--json`'s file, or to standard output for `-`.
+    pub(super) fn write(&self, path: &std::path::Path) -> Result<(), crate::cli::Error> {
+        let writing = || format!("writing {}", path.display());
+        let mut text = serde_json::to_string_pretty(self)
+            .map_err(|e| crate::cli::Error::io(writing(), std::io::Error::from(e)))?;
+        text.push('\n');
+        if path.as_os_str() == "-" {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| crate::cli::Error::io(writing(), e))
+        } else {
+            std::fs::write(path, text).map_err(|e| crate::cli::Error::io(writing(), e))
+        }
+    }
+}
 
 /// One benchmark's outcome, as printed and as written to JSON.
 #[derive(Debug, Clone, Serialize)]
@@ -25,8 +99,20 @@ pub struct BenchResult {
     pub ops_per_sec: f64,
     /// Key and value bytes per second, in MiB (0 for readseq counts too).
     pub mb_per_sec: f64,
-    /// Reads that found their key (read benchmarks).
+    /// Reads that found their key, over all threads (benchmarks that read
+    /// keys; the result line, as db_bench's, shows the first thread's).
     pub found: Option<u64>,
+    /// db_bench's note at the end of the result line, the first thread's:
+    /// `(found of reads found)`, `( updates:n found:n)`, ...
+    pub message: String,
+    /// Key and value bytes written to the database (deletes: keys).
+    pub written_bytes: u64,
+    /// With `--histogram=1`: the operations' times in microseconds, one
+    /// entry per kind of operation (read, write, delete, seek, update).
+    pub latency: Option<Vec<LatencySummary>>,
+    /// With `--histogram=1`: the histograms in db_bench's layout.
+    #[serde(skip)]
+    pub histogram_text: Option<String>,
     /// Mean members per write group (write benchmarks).
     pub mean_group_size: Option<f64>,
     /// Write groups formed.
@@ -59,42 +145,53 @@ pub struct WaitOutcomes {
 }
 
 impl BenchResult {
-    /// db_bench's result line.
+    /// db_bench's result line: the rate in MB/s when bytes were counted,
+    /// then the note, which for some benchmarks ends in a newline, as
+    /// db_bench's does.
     pub fn db_bench_line(&self) -> String {
         let mut extra = String::new();
         if self.mb_per_sec > 0.0 {
-            extra = format!(" {:6.1} MB/s", self.mb_per_sec);
+            extra = format!("{:6.1} MB/s", self.mb_per_sec);
         }
-        if let Some(found) = self.found {
-            extra.push_str(&format!(" ({found} of {} found)", self.ops));
+        if !self.message.is_empty() {
+            if !extra.is_empty() {
+                extra.push(' ');
+            }
+            extra.push_str(&self.message);
         }
         format!(
-            "{:<12} : {:11.3} micros/op {} ops/sec {:.3} seconds {} operations;{}",
-            self.name, self.micros_per_op, self.ops_per_sec as u64, self.seconds, self.ops, extra
+            "{:<12} : {:11.3} micros/op {} ops/sec {:.3} seconds {} operations;{}{}",
+            self.name,
+            self.micros_per_op,
+            self.ops_per_sec as u64,
+            self.seconds,
+            self.ops,
+            if extra.is_empty() { "" } else { " " },
+            extra
         )
     }
 }
 
-pub(super) fn print_header(cfg: &Config) {
+pub(super) fn print_header(cfg: &Config, out: Text) {
     let a = &cfg.args;
-    println!("Keys:       {} bytes each", a.key_size);
-    println!("Values:     {} bytes each", a.value_size);
-    println!("Entries:    {}", a.num);
-    println!("Memtablerep: {}", a.memtablerep);
-    println!(
+    out.line(format_args!("Keys:       {} bytes each", a.key_size));
+    out.line(format_args!("Values:     {} bytes each", a.value_size));
+    out.line(format_args!("Entries:    {}", a.num));
+    out.line(format_args!("Memtablerep: {}", a.memtablerep));
+    out.line(format_args!(
         "WAL:        {}{}",
         if a.disable_wal { "disabled" } else { "enabled" },
         if a.sync { ", sync" } else { "" }
-    );
-    println!("------------------------------------------------");
+    ));
+    out.line("------------------------------------------------");
 }
 
-pub(super) fn print_summary(results: &[BenchResult]) {
-    println!();
-    println!("| benchmark | threads | memtable | ops/sec | micros/op | MB/s | group size |");
-    println!("|---|---:|---|---:|---:|---:|---:|");
+pub(super) fn print_summary(results: &[BenchResult], out: Text) {
+    out.line("");
+    out.line("| benchmark | threads | memtable | ops/sec | micros/op | MB/s | group size |");
+    out.line("|---|---:|---|---:|---:|---:|---:|");
     for r in results {
-        println!(
+        out.line(format_args!(
             "| {} | {} | {} | {:.0} | {:.3} | {:.1} | {} |",
             r.name,
             r.threads,
@@ -105,7 +202,7 @@ pub(super) fn print_summary(results: &[BenchResult]) {
             r.mean_group_size
                 .map(|g| format!("{g:.2}"))
                 .unwrap_or_else(|| "-".into())
-        );
+        ));
     }
 }
 
@@ -125,6 +222,10 @@ mod tests {
             ops_per_sec: 176_980.5,
             mb_per_sec: 19.6,
             found: None,
+            message: String::new(),
+            written_bytes: 0,
+            latency: None,
+            histogram_text: None,
             mean_group_size: None,
             groups: None,
             leader_wakeups: None,
@@ -137,5 +238,20 @@ mod tests {
             r.db_bench_line(),
             "fillrandom   :       5.650 micros/op 176980 ops/sec 5.650 seconds 1000000 operations;   19.6 MB/s"
         );
+        // A note follows the rate; without bytes it stands alone.
+        let mut r = r;
+        r.message = "(100 of 150 found)\n".into();
+        assert!(
+            r.db_bench_line()
+                .ends_with("operations;   19.6 MB/s (100 of 150 found)\n")
+        );
+        r.mb_per_sec = 0.0;
+        r.message = "( updates:5 found:3)".into();
+        assert!(
+            r.db_bench_line()
+                .ends_with("operations; ( updates:5 found:3)")
+        );
+        r.message.clear();
+        assert!(r.db_bench_line().ends_with("1000000 operations;"));
     }
 }

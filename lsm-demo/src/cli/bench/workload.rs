@@ -1,67 +1,125 @@
-//! `lsm-demo bench`'s benchmarks: db_bench's keys, and the threads that
-//! run a workload and measure it.
+//! `lsm-demo bench`'s benchmarks: db_bench's workloads, keys and counts,
+//! and the threads that run and measure them.
+//!
+//! Each benchmark runs as db_bench 7.8.3 runs it: the same number of
+//! operations per thread (a batch of `--batch_size` writes is one step;
+//! only whole batches are written), the same keys drawn in the same order
+//! from each thread's own stream (`random.rs`), the same per-thread
+//! counters merged the same way, and the same result line.
 
-use std::sync::Barrier;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use lsm_demo::{DB, IteratorMode, WriteBatch, WriteOptions};
-use rand::rngs::SmallRng;
-use rand::{Rng, RngCore, SeedableRng};
 
 use super::flags::BenchArgs;
+use super::latency::{Latencies, Op, Recorder};
+use super::progress::{self, Ticker};
+use super::random::{Mt64, Values, key_stream};
 use super::report::{BenchResult, WaitOutcomes};
 use super::{Config, Row};
 use crate::cli::Error;
 
+/// db_bench's benchmarks that `lsm-demo bench` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Workload {
     FillSeq,
+    FillBatch,
     FillRandom,
     Overwrite,
     FillSync,
     ReadRandom,
+    MultiReadRandom,
     ReadSeq,
+    ReadReverse,
+    SeekRandom,
+    ReadWhileWriting,
+    ReadRandomWriteRandom,
+    UpdateRandom,
+    DeleteRandom,
 }
 
 impl Workload {
+    /// Every benchmark, in the order `--help` lists them.
+    pub(super) const ALL: [Workload; 14] = [
+        Workload::FillSeq,
+        Workload::FillBatch,
+        Workload::FillRandom,
+        Workload::Overwrite,
+        Workload::FillSync,
+        Workload::ReadRandom,
+        Workload::MultiReadRandom,
+        Workload::ReadSeq,
+        Workload::ReadReverse,
+        Workload::SeekRandom,
+        Workload::ReadWhileWriting,
+        Workload::ReadRandomWriteRandom,
+        Workload::UpdateRandom,
+        Workload::DeleteRandom,
+    ];
+
     pub(super) fn parse(s: &str) -> Result<Workload, Error> {
-        Ok(match s {
-            "fillseq" => Workload::FillSeq,
-            "fillrandom" => Workload::FillRandom,
-            "overwrite" => Workload::Overwrite,
-            "fillsync" => Workload::FillSync,
-            "readrandom" => Workload::ReadRandom,
-            "readseq" => Workload::ReadSeq,
-            other => {
-                return Err(Error::usage(format!(
-                    "unknown benchmark {other:?}; known: fillseq, fillrandom, overwrite, fillsync, readrandom, readseq"
-                )));
-            }
-        })
+        Workload::ALL
+            .into_iter()
+            .find(|w| w.name() == s)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Workload::ALL.iter().map(|w| w.name()).collect();
+                Error::usage(format!(
+                    "unknown benchmark {s:?}; known: {}",
+                    known.join(", ")
+                ))
+            })
     }
 
     pub(super) fn name(self) -> &'static str {
         match self {
             Workload::FillSeq => "fillseq",
+            Workload::FillBatch => "fillbatch",
             Workload::FillRandom => "fillrandom",
             Workload::Overwrite => "overwrite",
             Workload::FillSync => "fillsync",
             Workload::ReadRandom => "readrandom",
+            Workload::MultiReadRandom => "multireadrandom",
             Workload::ReadSeq => "readseq",
+            Workload::ReadReverse => "readreverse",
+            Workload::SeekRandom => "seekrandom",
+            Workload::ReadWhileWriting => "readwhilewriting",
+            Workload::ReadRandomWriteRandom => "readrandomwriterandom",
+            Workload::UpdateRandom => "updaterandom",
+            Workload::DeleteRandom => "deleterandom",
         }
     }
 
+    /// Starts on an empty database (unless `--use_existing_db`).
     pub(super) fn fresh_db(self) -> bool {
         matches!(
             self,
-            Workload::FillSeq | Workload::FillRandom | Workload::FillSync
+            Workload::FillSeq | Workload::FillBatch | Workload::FillRandom | Workload::FillSync
         )
     }
 
+    /// Writes to the database (the write group's and the levels' reports
+    /// follow its result line).
     pub(super) fn is_write(self) -> bool {
-        !matches!(self, Workload::ReadRandom | Workload::ReadSeq)
+        !matches!(
+            self,
+            Workload::ReadRandom
+                | Workload::MultiReadRandom
+                | Workload::ReadSeq
+                | Workload::ReadReverse
+                | Workload::SeekRandom
+        )
+    }
+
+    /// Threads for `--threads=n`: readwhilewriting adds its writer.
+    pub(super) fn threads(self, n: usize) -> usize {
+        if self == Workload::ReadWhileWriting {
+            n + 1
+        } else {
+            n
+        }
     }
 }
 
@@ -73,98 +131,518 @@ pub fn make_key(k: u64, key_size: usize, out: &mut Vec<u8>) {
     out.resize(key_size.max(8), b'0');
 }
 
-pub(super) fn run_one(cfg: &Config, db: &DB, row: &Row) -> Result<BenchResult, Error> {
-    let a = &cfg.args;
-    let (w, threads, rep) = (row.w, row.threads, row.rep);
-    let per_thread = match w {
-        Workload::FillSync => (row.num / 1000).max(1),
-        Workload::ReadRandom | Workload::ReadSeq if a.reads >= 0 => a.reads as u64,
-        _ => row.num,
-    };
-    let total = per_thread * threads as u64;
-    let bar = if a.quiet {
-        ProgressBar::hidden()
-    } else {
-        let b = ProgressBar::new(total);
-        b.set_style(
-            ProgressStyle::with_template(
-                "{msg:>12} [{bar:40}] {pos}/{len} ops ({per_sec}, eta {eta})",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
+/// The counts db_bench derives from its flags for one benchmark.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    /// Keys are drawn from `0..num` (`--num`; a thousandth of it for
+    /// fillsync).
+    num: u64,
+    /// Steps per thread: writes, reads, seeks, updates, deletes.
+    ops: u64,
+    /// Operations per step: `--batch_size`, 1000 for fillbatch.
+    batch: u64,
+}
+
+impl Plan {
+    fn new(w: Workload, a: &BenchArgs, num: u64) -> Plan {
+        let or_num = |v: i64| if v < 0 { num } else { v as u64 };
+        let reads = or_num(a.reads);
+        let batch = a.batch_size as u64;
+        let (num, ops, batch) = match w {
+            Workload::FillSeq | Workload::FillRandom | Workload::Overwrite => (num, num, batch),
+            Workload::FillBatch => (num, num, 1000),
+            // db_bench 7.8.3 makes --num synced writes to a thousandth of
+            // the keys (and notes that thousandth as "(n ops)").
+            Workload::FillSync => ((num / 1000).max(1), num, batch),
+            Workload::ReadRandom
+            | Workload::ReadSeq
+            | Workload::ReadReverse
+            | Workload::SeekRandom
+            | Workload::ReadWhileWriting => (num, reads, 1),
+            Workload::MultiReadRandom => (num, reads, batch),
+            Workload::ReadRandomWriteRandom | Workload::UpdateRandom => (num, reads, 1),
+            Workload::DeleteRandom => (num, or_num(a.deletes), batch),
+        };
+        Plan { num, ops, batch }
+    }
+
+    /// Operations one thread does: whole batches only, as db_bench.
+    fn per_thread(&self) -> u64 {
+        self.ops / self.batch * self.batch
+    }
+}
+
+/// What one thread did, merged with the others' as db_bench merges them.
+#[derive(Debug)]
+struct Outcome {
+    start: Instant,
+    end: Instant,
+    /// Operations (a batch counts its writes).
+    done: u64,
+    /// Key and value bytes read or written, for MB/s.
+    bytes: u64,
+    /// Reads that found their key.
+    found: u64,
+    /// Key and value bytes written to the database.
+    written: u64,
+    /// The thread's note for the result line, `(found of reads found)`.
+    message: String,
+    /// readwhilewriting's writer: left out of the result, as in db_bench.
+    excluded: bool,
+    latencies: Latencies,
+}
+
+/// One thread's state while it runs.
+struct Worker<'a> {
+    db: &'a DB,
+    a: &'a BenchArgs,
+    plan: Plan,
+    keys: Mt64,
+    values: Values,
+    key: Vec<u8>,
+    wo: WriteOptions,
+    recorder: Recorder,
+    ticker: Option<Ticker<'a>>,
+    done: u64,
+    bytes: u64,
+    found: u64,
+    written: u64,
+    message: String,
+}
+
+impl Worker<'_> {
+    /// `n` operations of kind `op` ended now.
+    #[inline]
+    fn finished(&mut self, n: u64, op: Op) {
+        self.recorder.finished(op);
+        if let Some(t) = &mut self.ticker {
+            t.add(n);
+        }
+        self.done += n;
+    }
+
+    /// Sets `self.key` to key `k`.
+    fn set_key(&mut self, k: u64) {
+        make_key(k, self.a.key_size, &mut self.key);
+    }
+
+    fn random_key(&mut self) {
+        let k = self.keys.key(self.plan.num);
+        self.set_key(k);
+    }
+
+    fn put(&mut self) -> Result<(), lsm_demo::Error> {
+        self.db
+            .put_opt(&self.key, self.values.next_value(), &self.wo)?;
+        let n = (self.key.len() + self.a.value_size) as u64;
+        self.bytes += n;
+        self.written += n;
+        Ok(())
+    }
+
+    /// Point read of `self.key`; counts a hit and its bytes.
+    fn get(&mut self) -> Result<(), lsm_demo::Error> {
+        if let Some(v) = self.db.get(&self.key)? {
+            self.found += 1;
+            self.bytes += (self.key.len() + v.len()) as u64;
+        }
+        Ok(())
+    }
+
+    /// fillseq, fillbatch, fillrandom, overwrite, fillsync.
+    fn fill(&mut self, sequential: bool) -> Result<(), lsm_demo::Error> {
+        let batch_len = self.plan.batch;
+        let mut batch = WriteBatch::new();
+        let mut next = 0u64;
+        for _ in 0..self.plan.ops / batch_len {
+            if !sequential {
+                self.keys.skip();
+            }
+            for _ in 0..batch_len {
+                let k = if sequential {
+                    next += 1;
+                    next - 1
+                } else {
+                    self.keys.key(self.plan.num)
+                };
+                make_key(k, self.a.key_size, &mut self.key);
+                batch.put(&self.key, self.values.next_value());
+            }
+            self.db.write_and_clear(&mut batch, &self.wo)?;
+            let n = batch_len * (self.a.key_size + self.a.value_size) as u64;
+            self.bytes += n;
+            self.written += n;
+            self.finished(batch_len, Op::Write);
+        }
+        if self.plan.num != self.plan.ops {
+            self.message = format!("({} ops)", self.plan.num);
+        }
+        Ok(())
+    }
+
+    fn read_random(&mut self) -> Result<(), lsm_demo::Error> {
+        for _ in 0..self.plan.ops {
+            self.keys.skip();
+            self.random_key();
+            self.get()?;
+            self.finished(1, Op::Read);
+        }
+        self.message = format!("({} of {} found)\n", self.found, self.plan.ops);
+        Ok(())
+    }
+
+    fn multi_read_random(&mut self) -> Result<(), lsm_demo::Error> {
+        let n = self.plan.batch as usize;
+        let mut keys = vec![Vec::with_capacity(self.a.key_size); n];
+        let mut read = 0;
+        for _ in 0..self.plan.ops / self.plan.batch {
+            self.keys.skip();
+            for k in &mut keys {
+                make_key(self.keys.key(self.plan.num), self.a.key_size, k);
+            }
+            let values = if self.a.multiread_batched {
+                self.db.batched_multi_get(&keys, false)
+            } else {
+                self.db.multi_get(&keys)
+            };
+            for (k, v) in keys.iter().zip(values) {
+                if let Some(v) = v? {
+                    self.found += 1;
+                    self.bytes += (k.len() + v.len()) as u64;
+                }
+            }
+            read += n as u64;
+            self.finished(n as u64, Op::Read);
+        }
+        self.message = format!("({} of {read} found)", self.found);
+        Ok(())
+    }
+
+    fn seek_random(&mut self) -> Result<(), lsm_demo::Error> {
+        for _ in 0..self.plan.ops {
+            self.random_key();
+            // A fresh iterator for every seek, as db_bench.
+            let mut it = self.db.raw_iterator();
+            it.seek(&self.key);
+            if it.key() == Some(&self.key[..]) {
+                self.found += 1;
+            }
+            for _ in 0..self.a.seek_nexts {
+                let Some((k, v)) = it.item() else { break };
+                self.bytes += (k.len() + v.len()) as u64;
+                it.next();
+            }
+            it.status()?;
+            self.finished(1, Op::Seek);
+        }
+        self.message = format!("({} of {} found)\n", self.found, self.plan.ops);
+        Ok(())
+    }
+
+    fn read_seq(&mut self) -> Result<(), lsm_demo::Error> {
+        let it = self.db.iterator(IteratorMode::Start);
+        for kv in it.take(usize::try_from(self.plan.ops).unwrap_or(usize::MAX)) {
+            let (k, v) = kv?;
+            self.bytes += (k.len() + v.len()) as u64;
+            self.finished(1, Op::Read);
+        }
+        Ok(())
+    }
+
+    fn read_reverse(&mut self) -> Result<(), lsm_demo::Error> {
+        let mut it = self.db.raw_iterator();
+        it.seek_to_last();
+        let mut i = 0;
+        while i < self.plan.ops {
+            let Some((k, v)) = it.item() else { break };
+            self.bytes += (k.len() + v.len()) as u64;
+            self.finished(1, Op::Read);
+            i += 1;
+            it.prev();
+        }
+        it.status()
+    }
+
+    fn read_random_write_random(&mut self) -> Result<(), lsm_demo::Error> {
+        let percent = self.a.readwritepercent;
+        let (mut gets, mut puts) = (0, 0);
+        let (mut reads, mut writes) = (0u64, 0u64);
+        for _ in 0..self.plan.ops {
+            self.keys.skip();
+            self.random_key();
+            if gets == 0 && puts == 0 {
+                gets = percent;
+                puts = 100 - percent;
+            }
+            if gets > 0 {
+                // db_bench counts no bytes here: no MB/s on the line.
+                if self.db.get(&self.key)?.is_some() {
+                    self.found += 1;
+                }
+                gets -= 1;
+                reads += 1;
+                self.finished(1, Op::Read);
+            } else if puts > 0 {
+                self.put()?;
+                puts -= 1;
+                writes += 1;
+                self.finished(1, Op::Write);
+            }
+        }
+        self.bytes = 0;
+        self.message = format!(
+            "( reads:{reads} writes:{writes} total:{} found:{})",
+            self.plan.ops, self.found
         );
-        b.set_message(w.name());
-        b
+        Ok(())
+    }
+
+    fn update_random(&mut self) -> Result<(), lsm_demo::Error> {
+        for _ in 0..self.plan.ops {
+            self.keys.skip();
+            self.random_key();
+            self.get()?;
+            self.put()?;
+            self.finished(1, Op::Update);
+        }
+        self.message = format!("( updates:{} found:{})", self.plan.ops, self.found);
+        Ok(())
+    }
+
+    fn delete_random(&mut self) -> Result<(), lsm_demo::Error> {
+        let mut batch = WriteBatch::new();
+        for _ in 0..self.plan.ops / self.plan.batch {
+            self.keys.skip();
+            for _ in 0..self.plan.batch {
+                self.random_key();
+                batch.delete(&self.key);
+                self.written += self.key.len() as u64;
+            }
+            self.db.write_and_clear(&mut batch, &self.wo)?;
+            self.finished(self.plan.batch, Op::Delete);
+        }
+        Ok(())
+    }
+
+    /// readwhilewriting's writer: random puts until every reader is done.
+    fn write_until(
+        &mut self,
+        readers_done: &AtomicUsize,
+        readers: usize,
+    ) -> Result<(), lsm_demo::Error> {
+        loop {
+            self.keys.skip();
+            // Relaxed: a stop signal only; nothing is read through it.
+            if readers_done.load(Ordering::Relaxed) >= readers {
+                return Ok(());
+            }
+            self.random_key();
+            self.put()?;
+            self.finished(1, Op::Write);
+        }
+    }
+}
+
+/// Runs one benchmark with a progress bar as `--quiet` and the terminal
+/// allow. Thread `t` draws its keys from stream `first_stream + t` of the
+/// run (db_bench numbers its threads over the whole run, from 1).
+pub(super) fn run_one(
+    cfg: &Config,
+    db: &DB,
+    row: &Row,
+    first_stream: u64,
+) -> Result<BenchResult, Error> {
+    let total = bar_total(cfg, row);
+    let bar = progress::bar(row.w.name(), total, progress::visible(cfg.args.quiet));
+    let r = run_with_bar(cfg, db, row, first_stream, &bar);
+    bar.finish_and_clear();
+    r
+}
+
+/// The operations the bar counts: those of the threads in the result.
+pub(super) fn bar_total(cfg: &Config, row: &Row) -> u64 {
+    let plan = Plan::new(row.w, &cfg.args, row.num);
+    plan.per_thread() * row.threads as u64
+}
+
+/// [`run_one`] with the caller's bar, whose position ends at the
+/// operations the result counts.
+pub(super) fn run_with_bar(
+    cfg: &Config,
+    db: &DB,
+    row: &Row,
+    first_stream: u64,
+    bar: &ProgressBar,
+) -> Result<BenchResult, Error> {
+    let a = &cfg.args;
+    let w = row.w;
+    let plan = Plan::new(w, a, row.num);
+    let threads = w.threads(row.threads);
+    let readers = if w == Workload::ReadWhileWriting {
+        threads - 1
+    } else {
+        threads
     };
     let before = db.stats().write_group;
     let barrier = Barrier::new(threads);
-    let found = AtomicU64::new(0);
-    let busy_micros = AtomicU64::new(0);
-    let first_start = std::sync::Mutex::new(None::<Instant>);
-    let last_end = std::sync::Mutex::new(None::<Instant>);
-    let error = std::sync::Mutex::new(None::<lsm_demo::Error>);
+    let readers_done = AtomicUsize::new(0);
+    let outcomes: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..threads).map(|_| None).collect());
+    let error = Mutex::new(None::<lsm_demo::Error>);
     std::thread::scope(|s| {
         for t in 0..threads {
-            let (barrier, found, busy, bar) = (&barrier, &found, &busy_micros, &bar);
-            let (first_start, last_end, error) = (&first_start, &last_end, &error);
+            let (barrier, readers_done, outcomes, error) =
+                (&barrier, &readers_done, &outcomes, &error);
             s.spawn(move || {
-                let mut rng = SmallRng::seed_from_u64(cfg.seed.wrapping_add(t as u64));
+                let stream = first_stream + t as u64;
+                let writer = w == Workload::ReadWhileWriting && t == 0;
+                let mut wo = WriteOptions::default();
+                wo.set_sync(a.sync || w == Workload::FillSync);
+                wo.disable_wal(a.disable_wal);
+                let mut me = Worker {
+                    db,
+                    a,
+                    plan,
+                    keys: key_stream(cfg.seed, stream),
+                    values: Values::new(cfg.seed.wrapping_add(stream), a.value_size),
+                    key: Vec::with_capacity(a.key_size),
+                    wo,
+                    recorder: Recorder::new(a.histogram),
+                    ticker: (!writer).then(|| Ticker::new(bar)),
+                    done: 0,
+                    bytes: 0,
+                    found: 0,
+                    written: 0,
+                    message: String::new(),
+                };
                 barrier.wait();
                 let start = Instant::now();
-                {
-                    let mut f = first_start.lock().expect("lock");
-                    if f.is_none_or(|f| start < f) {
-                        *f = Some(start);
+                me.recorder.start();
+                let r = match w {
+                    Workload::FillSeq | Workload::FillBatch => me.fill(true),
+                    Workload::FillRandom | Workload::Overwrite | Workload::FillSync => {
+                        me.fill(false)
                     }
-                }
-                let r = thread_body(db, w, a, row.num, per_thread, &mut rng, bar, found);
+                    Workload::ReadRandom => me.read_random(),
+                    Workload::MultiReadRandom => me.multi_read_random(),
+                    Workload::ReadSeq => me.read_seq(),
+                    Workload::ReadReverse => me.read_reverse(),
+                    Workload::SeekRandom => me.seek_random(),
+                    Workload::ReadWhileWriting if writer => me.write_until(readers_done, readers),
+                    Workload::ReadWhileWriting => me.read_random(),
+                    Workload::ReadRandomWriteRandom => me.read_random_write_random(),
+                    Workload::UpdateRandom => me.update_random(),
+                    Workload::DeleteRandom => me.delete_random(),
+                };
                 let end = Instant::now();
-                busy.fetch_add((end - start).as_micros() as u64, Ordering::Relaxed);
-                {
-                    let mut l = last_end.lock().expect("lock");
-                    if l.is_none_or(|l| end > l) {
-                        *l = Some(end);
-                    }
+                if !writer {
+                    // Relaxed: the writer only stops on it; the counts are
+                    // handed over through the scope's join.
+                    readers_done.fetch_add(1, Ordering::Relaxed);
                 }
+                drop(me.ticker.take());
                 if let Err(e) = r {
                     *error.lock().expect("lock") = Some(e);
                 }
+                outcomes.lock().expect("lock")[t] = Some(Outcome {
+                    start,
+                    end,
+                    done: me.done,
+                    bytes: me.bytes,
+                    found: me.found,
+                    written: me.written,
+                    message: me.message,
+                    excluded: writer,
+                    latencies: me.recorder.into_latencies(),
+                });
             });
         }
     });
-    bar.finish_and_clear();
     if let Some(e) = error.into_inner().expect("lock") {
         return Err(Error::Benchmark {
             name: w.name().to_string(),
             source: e,
         });
     }
-    let wall = match (
-        first_start.into_inner().expect("lock"),
-        last_end.into_inner().expect("lock"),
-    ) {
+    let outcomes: Vec<Outcome> = outcomes
+        .into_inner()
+        .expect("lock")
+        .into_iter()
+        .map(|o| o.expect("every thread reports"))
+        .collect();
+    Ok(merge(cfg, db, row, &before, outcomes))
+}
+
+/// The threads' outcomes merged as db_bench merges its threads' stats:
+/// operations and bytes add up, the time runs from the first start to the
+/// last end, micros/op is the threads' summed time over the operations,
+/// and the note on the line is the first thread's.
+fn merge(
+    cfg: &Config,
+    db: &DB,
+    row: &Row,
+    before: &write_group::Stats,
+    outcomes: Vec<Outcome>,
+) -> BenchResult {
+    let a = &cfg.args;
+    let w = row.w;
+    let mut done = 0u64;
+    let mut bytes = 0u64;
+    let mut found = 0u64;
+    let mut written = 0u64;
+    let mut busy = Duration::ZERO;
+    let mut first_start = None::<Instant>;
+    let mut last_end = None::<Instant>;
+    let mut message = String::new();
+    let mut latencies = Latencies::default();
+    for o in outcomes {
+        written += o.written;
+        if o.excluded {
+            continue;
+        }
+        done += o.done;
+        bytes += o.bytes;
+        found += o.found;
+        busy += o.end - o.start;
+        first_start = Some(first_start.map_or(o.start, |s| s.min(o.start)));
+        last_end = Some(last_end.map_or(o.end, |e| e.max(o.end)));
+        if message.is_empty() {
+            message = o.message;
+        }
+        latencies.merge(o.latencies);
+    }
+    let wall = match (first_start, last_end) {
         (Some(s), Some(e)) => e - s,
         _ => Duration::ZERO,
     };
     let secs = wall.as_secs_f64().max(1e-9);
+    let ops = done.max(1);
     let after = db.stats();
     let wg = &after.write_group;
     let groups = wg.groups - before.groups;
     let members = wg.members - before.members;
-    let bytes = match w {
-        Workload::ReadRandom => found.load(Ordering::Relaxed) * (a.key_size + a.value_size) as u64,
-        _ => total * (a.key_size + a.value_size) as u64,
-    };
-    Ok(BenchResult {
+    let reads_keys = matches!(
+        w,
+        Workload::ReadRandom
+            | Workload::MultiReadRandom
+            | Workload::SeekRandom
+            | Workload::ReadWhileWriting
+            | Workload::ReadRandomWriteRandom
+            | Workload::UpdateRandom
+    );
+    BenchResult {
         name: w.name().to_string(),
-        threads,
-        memtablerep: rep,
-        ops: total,
+        threads: row.threads,
+        memtablerep: row.rep,
+        ops: done,
         seconds: secs,
-        micros_per_op: busy_micros.load(Ordering::Relaxed) as f64 / total as f64,
-        ops_per_sec: total as f64 / secs,
+        micros_per_op: busy.as_secs_f64() * 1e6 / ops as f64,
+        ops_per_sec: ops as f64 / secs,
         mb_per_sec: bytes as f64 / (1024.0 * 1024.0) / secs,
-        found: (w == Workload::ReadRandom).then(|| found.load(Ordering::Relaxed)),
+        found: reads_keys.then_some(found),
+        message,
+        written_bytes: written,
+        latency: a.histogram.then(|| latencies.summaries()),
+        histogram_text: a.histogram.then(|| latencies.db_bench_text()),
         mean_group_size: (w.is_write() && groups > 0).then(|| members as f64 / groups as f64),
         groups: w.is_write().then_some(groups),
         leader_wakeups: w
@@ -185,79 +663,6 @@ pub(super) fn run_one(cfg: &Config, db: &DB, row: &Row) -> Result<BenchResult, E
         memtable_bytes_per_entry: (w.is_write() && after.memtable_entries > 0)
             .then(|| after.memtable_bytes as f64 / after.memtable_entries as f64),
         levels: None,
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn thread_body(
-    db: &DB,
-    w: Workload,
-    a: &BenchArgs,
-    key_range: u64,
-    ops: u64,
-    rng: &mut SmallRng,
-    bar: &ProgressBar,
-    found: &AtomicU64,
-) -> Result<(), lsm_demo::Error> {
-    let mut key = Vec::with_capacity(a.key_size);
-    // A pool of random bytes; each value is a window of it.
-    let mut pool = vec![0u8; a.value_size.max(1) * 64 + 1024];
-    rng.fill_bytes(&mut pool);
-    let mut wo = WriteOptions::default();
-    wo.set_sync(a.sync || w == Workload::FillSync);
-    wo.disable_wal(a.disable_wal);
-    let tick = 1024.min(ops.max(1));
-    match w {
-        Workload::FillSeq | Workload::FillRandom | Workload::Overwrite | Workload::FillSync => {
-            let mut i = 0u64;
-            let mut batch = WriteBatch::new();
-            while i < ops {
-                batch.clear();
-                let n = (a.batch_size as u64).min(ops - i);
-                for j in 0..n {
-                    let k = if w == Workload::FillSeq {
-                        i + j
-                    } else {
-                        rng.random_range(0..key_range)
-                    };
-                    make_key(k, a.key_size, &mut key);
-                    let off = rng.random_range(0..pool.len() - a.value_size);
-                    batch.put(&key, &pool[off..off + a.value_size]);
-                }
-                db.write_and_clear(&mut batch, &wo)?;
-                let before = i;
-                i += n;
-                if i / tick != before / tick {
-                    bar.inc(i - before);
-                }
-            }
-            Ok(())
-        }
-        Workload::ReadRandom => {
-            let mut hits = 0;
-            for i in 0..ops {
-                make_key(rng.random_range(0..key_range), a.key_size, &mut key);
-                if db.get(&key)?.is_some() {
-                    hits += 1;
-                }
-                if (i + 1) % tick == 0 {
-                    bar.inc(tick);
-                }
-            }
-            found.fetch_add(hits, Ordering::Relaxed);
-            Ok(())
-        }
-        Workload::ReadSeq => {
-            let mut n = 0;
-            for kv in db.iterator(IteratorMode::Start).take(ops as usize) {
-                kv?;
-                n += 1;
-                if n % tick == 0 {
-                    bar.inc(tick);
-                }
-            }
-            Ok(())
-        }
     }
 }
 
@@ -271,5 +676,14 @@ mod tests {
         make_key(0x0102, 16, &mut k);
         assert_eq!(&k[..8], &[0, 0, 0, 0, 0, 0, 1, 2]);
         assert_eq!(&k[8..], b"00000000");
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for w in Workload::ALL {
+            assert_eq!(Workload::parse(w.name()).unwrap(), w);
+        }
+        let e = Workload::parse("fillrandum").unwrap_err().to_string();
+        assert!(e.contains("known: fillseq, fillbatch,"), "{e}");
     }
 }

@@ -1,0 +1,95 @@
+//! `lsm-demo bench` end to end: db_bench's result lines and histogram
+//! layout, no progress bar when standard output is not a terminal, and
+//! `--json=-` writing the JSON alone to standard output.
+
+use std::process::{Command, Output};
+
+fn bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lsm-demo"))
+        .arg("bench")
+        .args(args)
+        .output()
+        .expect("running lsm-demo")
+}
+
+#[test]
+fn result_lines_and_histograms_are_db_bench_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let out = bench(&[
+        "--benchmarks=fillrandom,readrandom,readrandomwriterandom",
+        "--num=3000",
+        "--seed=42",
+        "--histogram=1",
+        &db,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    // Not a terminal: no bar on either stream.
+    assert!(!stderr.contains('[') && !stdout.contains('\r'), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let at = |prefix: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in {stdout}"))
+    };
+    let fill = at("fillrandom   : ");
+    assert!(lines[fill].contains(" 3000 operations;"), "{}", lines[fill]);
+    assert_eq!(lines[fill + 1], "Microseconds per write:");
+    assert!(lines[fill + 2].starts_with("Count: 3000 Average: "));
+    assert!(lines[fill + 3].starts_with("Min: "));
+    assert!(lines[fill + 4].starts_with("Percentiles: P50: "));
+    assert!(lines[fill + 4].contains(" P99.9: ") && lines[fill + 4].contains(" P99.99: "));
+    assert_eq!(lines[fill + 5], "-".repeat(54));
+    assert!(lines[fill + 6].starts_with('[') || lines[fill + 6].starts_with('('));
+    let read = at("readrandom   : ");
+    assert!(lines[read].ends_with(" found)"), "{}", lines[read]);
+    // db_bench's note ends in a newline: an empty line, then the histogram.
+    assert_eq!(lines[read + 1], "");
+    assert_eq!(lines[read + 2], "Microseconds per read:");
+    let mixed = at("readrandomwriterandom : ");
+    // The counts of db_bench 7.8.3 on the same flags, which draws the same
+    // keys.
+    assert!(
+        lines[read].ends_with("(1857 of 3000 found)"),
+        "{}",
+        lines[read]
+    );
+    assert!(
+        lines[mixed].ends_with("operations; ( reads:2700 writes:300 total:3000 found:1715)"),
+        "{}",
+        lines[mixed]
+    );
+    assert_eq!(lines[mixed + 1], "Microseconds per read:");
+    assert!(
+        stdout.contains("Microseconds per write:\nCount: 300 "),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn json_dash_is_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let out = bench(&[
+        "--benchmarks=fillseq,seekrandom",
+        "--num=500",
+        "--seek_nexts=2",
+        "--json=-",
+        "--histogram=1",
+        &db,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The text went to standard error; standard output is the JSON alone.
+    assert!(stderr.contains("seekrandom   : "), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON alone");
+    let seed = v["seed"].as_u64().unwrap();
+    assert!(stderr.contains(&format!("Set seed to {seed} because --seed was 0")));
+    assert_eq!(v["settings"]["seek_nexts"], 2);
+    assert_eq!(v["results"][1]["name"], "seekrandom");
+    assert_eq!(v["results"][1]["latency"][0]["op"], "seek");
+    assert_eq!(v["results"][1]["found"], 500);
+}
