@@ -165,14 +165,14 @@ impl Arena {
     /// If `block_size` is 0 or above [`MAX_BLOCK_SIZE`](crate::MAX_BLOCK_SIZE);
     /// [`ArenaOptions::build`] reports these as errors instead.
     pub fn with_block_size(block_size: usize) -> Self {
-        match ArenaOptions::new().block_size(block_size).build() {
+        match ArenaOptions::new().with_block_size(block_size).build() {
             Ok(arena) => arena,
             Err(error) => panic!("{error}"),
         }
     }
 
     /// An arena with `options` (see [`ArenaOptions`];
-    /// [`eager_shards`](ArenaOptions::eager_shards) does not apply).
+    /// [`with_eager_shards`](ArenaOptions::with_eager_shards) does not apply).
     ///
     /// # Errors
     /// [`ConfigError`] for a block size of 0 or above

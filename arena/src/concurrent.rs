@@ -47,7 +47,7 @@ use crate::{cpu, thread_cache};
 ///   bytes (`min(128 KiB, block_size / 8)`) from the main arena, or the main
 ///   arena's whole current tail when that is within a factor of two of it.
 /// - Requests over a quarter shard block go straight to the main arena.
-/// - **Thread cache** (on by default, [`ArenaOptions::thread_cache`]): a
+/// - **Thread cache** (on by default, [`ArenaOptions::with_thread_cache`]): a
 ///   thread that keeps allocating from an arena takes a *run* of
 ///   [`thread_cache_run_size`](Self::thread_cache_run_size) bytes (32 KiB by
 ///   default) through the path above, and serves requests of up to an eighth
@@ -208,7 +208,7 @@ impl ConcurrentArena {
     /// [`ArenaOptions::build_concurrent`] reports these as errors instead.
     pub fn with_block_size(block_size: usize) -> Self {
         match ArenaOptions::new()
-            .block_size(block_size)
+            .with_block_size(block_size)
             .build_concurrent()
         {
             Ok(arena) => arena,
@@ -218,9 +218,9 @@ impl ConcurrentArena {
 
     /// An arena with the default block size whose reserved memory (the
     /// inline block included) never exceeds `limit` bytes: see
-    /// [`ArenaOptions::memory_limit`].
+    /// [`ArenaOptions::with_memory_limit`].
     pub fn with_limit(limit: usize) -> Self {
-        Self::with_options(ArenaOptions::new().memory_limit(limit))
+        Self::with_options(ArenaOptions::new().with_memory_limit(limit))
             .expect("the default block size is valid")
     }
 

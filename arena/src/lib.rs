@@ -73,7 +73,7 @@
 //! assert!(arena.memory_allocated_bytes() >= arena.approximate_memory_usage());
 //!
 //! // A memory limit turns "needs another block" into a typed error.
-//! let small = ArenaOptions::new().block_size(4096).memory_limit(8192).build_concurrent()?;
+//! let small = ArenaOptions::new().with_block_size(4096).with_memory_limit(8192).build_concurrent()?;
 //! let layout = Layout::from_size_align(1024, 8)?;
 //! let mut failure = None;
 //! for _ in 0..16 {

@@ -32,7 +32,7 @@ pub const DEFAULT_BLOCK_SIZE: usize = 1 << 20;
 pub const MAX_SHARD_BLOCK_SIZE: usize = 128 << 10;
 
 /// Largest run a thread of a [`ConcurrentArena`] caches (see
-/// [`ArenaOptions::thread_cache`]).
+/// [`ArenaOptions::with_thread_cache`]).
 pub const MAX_THREAD_CACHE_RUN: usize = 32 << 10;
 
 /// Where an arena's blocks come from.
@@ -76,7 +76,7 @@ pub enum HugePages {
 /// use arena::{ArenaOptions, HUGE_PAGES_WHEN_LARGE_FROM, HugePages};
 ///
 /// let arena = ArenaOptions::new()
-///     .huge_pages(HugePages::WhenLarge)
+///     .with_huge_pages(HugePages::WhenLarge)
 ///     .build_concurrent()
 ///     .unwrap();
 /// arena.alloc_slice_copy(&[7u8; 4096]);
@@ -86,16 +86,18 @@ pub enum HugePages {
 /// ```
 pub const HUGE_PAGES_WHEN_LARGE_FROM: usize = 16 << 20;
 
-/// The settings of an arena, in builder form.
+/// The settings of an arena, in builder form: start from
+/// [`ArenaOptions::new()`] (or `default()`, the same) and change what you
+/// need with the `with_*` setters.
 ///
 /// ```
 /// use arena::{ArenaOptions, HugePages};
 ///
 /// let arena = ArenaOptions::new()
-///     .block_size(4 << 20)
-///     .memory_limit(64 << 20)
-///     .huge_pages(HugePages::Transparent)
-///     .prefault(true)
+///     .with_block_size(4 << 20)
+///     .with_memory_limit(64 << 20)
+///     .with_huge_pages(HugePages::Transparent)
+///     .with_prefault(true)
 ///     .build_concurrent()
 ///     .expect("valid options");
 /// assert_eq!(arena.block_size(), 4 << 20);
@@ -120,6 +122,7 @@ impl Default for ArenaOptions {
 impl ArenaOptions {
     /// The defaults: [`DEFAULT_BLOCK_SIZE`], no memory limit, no huge pages,
     /// no prefaulting, shards used once contention is seen.
+    #[must_use]
     pub const fn new() -> Self {
         Self {
             block_size: DEFAULT_BLOCK_SIZE,
@@ -135,7 +138,8 @@ impl ArenaOptions {
     /// raised to it and every value is rounded up to a multiple of
     /// [`BLOCK_ALIGN`]; 0 and values above [`MAX_BLOCK_SIZE`] make the
     /// build fail with a [`ConfigError`].
-    pub const fn block_size(mut self, bytes: usize) -> Self {
+    #[must_use]
+    pub const fn with_block_size(mut self, bytes: usize) -> Self {
         self.block_size = bytes;
         self
     }
@@ -144,13 +148,15 @@ impl ArenaOptions {
     /// (the inline block included): a request that would need a block taking
     /// the total past `bytes` fails with [`AllocError::LimitExceeded`], while
     /// requests that fit in blocks already reserved still succeed.
-    pub const fn memory_limit(mut self, bytes: usize) -> Self {
+    #[must_use]
+    pub const fn with_memory_limit(mut self, bytes: usize) -> Self {
         self.memory_limit = Some(bytes);
         self
     }
 
     /// Where blocks come from; see [`HugePages`].
-    pub const fn huge_pages(mut self, huge_pages: HugePages) -> Self {
+    #[must_use]
+    pub const fn with_huge_pages(mut self, huge_pages: HugePages) -> Self {
         self.huge_pages = huge_pages;
         self
     }
@@ -159,7 +165,8 @@ impl ArenaOptions {
     /// blocks, a write to each page otherwise), so that page faults are
     /// taken in one batch there and not one by one on the allocation path,
     /// where a first touch of a fresh page costs far more than a bump.
-    pub const fn prefault(mut self, prefault: bool) -> Self {
+    #[must_use]
+    pub const fn with_prefault(mut self, prefault: bool) -> Self {
         self.prefault = prefault;
         self
     }
@@ -168,7 +175,8 @@ impl ArenaOptions {
     /// its first allocation, instead of only after it has found the main
     /// arena locked. For arenas known to be written by many threads at once
     /// (the loom models use it to reach the shards deterministically).
-    pub const fn eager_shards(mut self, eager: bool) -> Self {
+    #[must_use]
+    pub const fn with_eager_shards(mut self, eager: bool) -> Self {
         self.eager_shards = eager;
         self
     }
@@ -179,7 +187,8 @@ impl ArenaOptions {
     /// lock as in RocksDB, which costs an atomic read-modify-write per
     /// allocation; on, the lock is taken once per run, and up to one run per
     /// thread is held aside, counted as used.
-    pub const fn thread_cache(mut self, enabled: bool) -> Self {
+    #[must_use]
+    pub const fn with_thread_cache(mut self, enabled: bool) -> Self {
         self.thread_cache = enabled;
         self
     }
@@ -244,7 +253,7 @@ impl std::error::Error for ConfigError {}
 #[non_exhaustive]
 pub enum AllocError {
     /// Serving the request needs a new block, and that block would take the
-    /// arena's reserved memory past its [memory limit](ArenaOptions::memory_limit).
+    /// arena's reserved memory past its [memory limit](ArenaOptions::with_memory_limit).
     LimitExceeded {
         /// The limit.
         limit: usize,

@@ -10,9 +10,7 @@
 //! | free   | `false`  | `SpinGuard::drop` (Release)      | a winning CAS      |
 //! | held   | `true`   | `try_lock`'s CAS (Acquire)       | `SpinGuard::drop`  |
 
-use std::mem::ManuallyDrop;
-
-use crate::sync::{AtomicBool, MutPtr, Ordering, UnsafeCell, spin_wait};
+use crate::sync::{AtomicBool, Ordering, UnsafeCell, spin_wait};
 
 /// A mutual-exclusion lock that spins, then yields, while it waits.
 pub(crate) struct SpinLock<T> {
@@ -49,10 +47,7 @@ impl<T> SpinLock<T> {
         self.locked
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .ok()
-            .map(|_| SpinGuard {
-                lock: self,
-                value: ManuallyDrop::new(self.value.get_mut()),
-            })
+            .map(|_| SpinGuard { lock: self })
     }
 
     /// Takes the lock, waiting for it if needed.
@@ -81,11 +76,11 @@ impl<T> SpinLock<T> {
 }
 
 /// Exclusive access to a [`SpinLock`]'s value; unlocks on drop.
+///
+/// Under loom each access through the guard is recorded on the lock's cell,
+/// so that a broken lock is reported as a data race.
 pub(crate) struct SpinGuard<'a, T> {
     lock: &'a SpinLock<T>,
-    /// Under loom this records the access, so that a broken lock is reported
-    /// as a data race; it must end before the unlock, hence `ManuallyDrop`.
-    value: ManuallyDrop<MutPtr<T>>,
 }
 
 impl<T> SpinGuard<'_, T> {
@@ -94,10 +89,13 @@ impl<T> SpinGuard<'_, T> {
     /// inline block that callers hold pointers into.
     #[inline]
     pub(crate) fn get(&self) -> &T {
+        // Recorded as a write (`with_mut`), not a read: the main arena
+        // mutates through `&T` (its counters are `Cell`s), so two holders
+        // at once must be a race for loom even if both only call `get`.
         // SAFETY: the guard proves this thread holds the lock, so no other
         // thread accesses the value until the guard drops, and the returned
         // borrow cannot outlive the guard.
-        self.value.with(|ptr| unsafe { &*ptr })
+        self.lock.value.with_mut(|ptr| unsafe { &*ptr })
     }
 
     /// Exclusive access to the value.
@@ -105,15 +103,13 @@ impl<T> SpinGuard<'_, T> {
     pub(crate) fn get_mut(&mut self) -> &mut T {
         // SAFETY: as in `get`; `&mut self` makes this the only borrow
         // through the guard.
-        self.value.with(|ptr| unsafe { &mut *ptr })
+        self.lock.value.with_mut(|ptr| unsafe { &mut *ptr })
     }
 }
 
 impl<T> Drop for SpinGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: `value` is dropped exactly once, here, and not used after.
-        unsafe { ManuallyDrop::drop(&mut self.value) };
         // Release: publishes this holder's writes to the next `try_lock`.
         self.lock.locked.store(false, Ordering::Release);
     }

@@ -8,38 +8,48 @@ pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+/// A cell whose accesses loom checks for data races.
 #[cfg(loom)]
-pub(crate) use loom::cell::{MutPtr, UnsafeCell};
+pub(crate) use loom::cell::UnsafeCell;
 
-/// `std::cell::UnsafeCell` with the access-guard API of `loom::cell::UnsafeCell`.
+/// A cell whose accesses loom checks for data races (std build: a zero-cost
+/// wrapper of [`std::cell::UnsafeCell`] with the closure API of
+/// `loom::cell::UnsafeCell`).
+///
+/// `arena`, `vecmem` and `write-group` each carry this shim, word for word,
+/// so that each crate builds alone and a reader meets one shape.
 #[cfg(not(loom))]
 #[derive(Debug)]
 pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
 
 #[cfg(not(loom))]
+#[allow(
+    dead_code,
+    reason = "the shim is the same in every crate, and not every crate calls every method"
+)]
 impl<T> UnsafeCell<T> {
+    /// Wraps `value`.
+    #[inline]
     pub(crate) const fn new(value: T) -> Self {
         Self(std::cell::UnsafeCell::new(value))
     }
 
-    /// A pointer for exclusive access; loom checks that no other access overlaps it.
+    /// Runs `f` with a shared pointer to the value (loom records a read).
     #[inline]
-    pub(crate) fn get_mut(&self) -> MutPtr<T> {
-        MutPtr(self.0.get())
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
     }
-}
 
-/// The pointer of [`UnsafeCell::get_mut`].
-#[cfg(not(loom))]
-#[derive(Debug)]
-pub(crate) struct MutPtr<T>(*mut T);
-
-#[cfg(not(loom))]
-impl<T> MutPtr<T> {
-    /// The raw pointer, to be dereferenced by the caller.
+    /// Runs `f` with a mutable pointer to the value (loom records a write).
     #[inline]
-    pub(crate) fn with<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
-        f(self.0)
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    /// The value, out of the cell.
+    #[inline]
+    pub(crate) fn into_inner(self) -> T {
+        self.0.into_inner()
     }
 }
 

@@ -74,19 +74,19 @@ fn block_size_is_clamped_rounded_or_refused() {
     assert_eq!(Arena::with_block_size(1 << 20).block_size(), 1 << 20);
     assert_eq!(
         ArenaOptions::new()
-            .block_size(MAX_BLOCK_SIZE)
+            .with_block_size(MAX_BLOCK_SIZE)
             .build()
             .unwrap()
             .block_size(),
         MAX_BLOCK_SIZE
     );
     assert_eq!(
-        ArenaOptions::new().block_size(0).build().unwrap_err(),
+        ArenaOptions::new().with_block_size(0).build().unwrap_err(),
         ConfigError::ZeroBlockSize
     );
     assert_eq!(
         ArenaOptions::new()
-            .block_size(usize::MAX)
+            .with_block_size(usize::MAX)
             .build_concurrent()
             .unwrap_err(),
         ConfigError::BlockSizeTooLarge {
@@ -194,8 +194,8 @@ fn alloc_layout_panics_on_a_bad_alignment() {
 fn zero_size_requests_take_nothing() {
     let arena = Arena::with_block_size(4096);
     let concurrent = ArenaOptions::new()
-        .block_size(4096)
-        .eager_shards(true)
+        .with_block_size(4096)
+        .with_eager_shards(true)
         .build_concurrent()
         .unwrap();
     for align in [1, 8, 64, 4096] {
@@ -231,8 +231,8 @@ fn zero_size_requests_take_nothing() {
 #[test]
 fn the_memory_limit_is_a_typed_error() {
     let arena = ArenaOptions::new()
-        .block_size(4096)
-        .memory_limit(INLINE_BLOCK_SIZE + 4096)
+        .with_block_size(4096)
+        .with_memory_limit(INLINE_BLOCK_SIZE + 4096)
         .build()
         .unwrap();
     arena.alloc_layout(layout(2000, 8)); // inline
@@ -262,9 +262,9 @@ fn the_concurrent_arena_stops_at_its_limit() {
     for eager in [false, true] {
         let limit = INLINE_BLOCK_SIZE + 3 * 4096;
         let arena = ArenaOptions::new()
-            .block_size(4096)
-            .memory_limit(limit)
-            .eager_shards(eager)
+            .with_block_size(4096)
+            .with_memory_limit(limit)
+            .with_eager_shards(eager)
             .build_concurrent()
             .unwrap();
         let mut served = 0;
@@ -299,7 +299,7 @@ fn alloc_panics_past_the_limit() {
 fn absurd_sizes_are_errors_not_ub() {
     let huge = layout(isize::MAX as usize - (1 << 21), 16);
     let transparent = ArenaOptions::new()
-        .huge_pages(HugePages::Transparent)
+        .with_huge_pages(HugePages::Transparent)
         .build()
         .unwrap();
     assert_eq!(
@@ -337,8 +337,8 @@ fn reset_keeps_regular_blocks_for_reuse() {
     assert_eq!(arena.stats(), before, "the second round reuses the blocks");
 
     let mut concurrent = ArenaOptions::new()
-        .block_size(4096)
-        .eager_shards(true)
+        .with_block_size(4096)
+        .with_eager_shards(true)
         .build_concurrent()
         .unwrap();
     for _ in 0..2 {
@@ -356,9 +356,9 @@ fn reset_keeps_regular_blocks_for_reuse() {
 #[test]
 fn huge_page_modes_fall_back_and_say_so() {
     let explicit = ArenaOptions::new()
-        .block_size(4096)
-        .huge_pages(HugePages::Explicit)
-        .prefault(true)
+        .with_block_size(4096)
+        .with_huge_pages(HugePages::Explicit)
+        .with_prefault(true)
         .build()
         .unwrap();
     explicit.alloc_layout(layout(INLINE_BLOCK_SIZE, 1));
@@ -372,9 +372,9 @@ fn huge_page_modes_fall_back_and_say_so() {
     }
 
     let transparent = ArenaOptions::new()
-        .block_size(2 << 20)
-        .huge_pages(HugePages::Transparent)
-        .prefault(true)
+        .with_block_size(2 << 20)
+        .with_huge_pages(HugePages::Transparent)
+        .with_prefault(true)
         .build_concurrent()
         .unwrap();
     transparent.alloc_layout(layout(INLINE_BLOCK_SIZE, 1));
@@ -397,8 +397,8 @@ fn huge_page_modes_fall_back_and_say_so() {
 #[cfg_attr(miri, ignore)]
 fn huge_pages_when_large_turn_on_past_the_threshold() {
     let arena = ArenaOptions::new()
-        .block_size(1 << 20)
-        .huge_pages(HugePages::WhenLarge)
+        .with_block_size(1 << 20)
+        .with_huge_pages(HugePages::WhenLarge)
         .build_concurrent()
         .unwrap();
     let chunk = layout(64 << 10, 8);
@@ -483,8 +483,8 @@ fn one_thread_never_touches_the_shards() {
 #[test]
 fn shards_refill_from_the_main_arena() {
     let arena = ArenaOptions::new()
-        .block_size(4096)
-        .eager_shards(true)
+        .with_block_size(4096)
+        .with_eager_shards(true)
         .build_concurrent()
         .unwrap();
     let mut live = Vec::new();
@@ -546,8 +546,8 @@ fn threads_get_disjoint_memory() {
     let per_thread = scaled(2000, 60);
     for eager in [false, true] {
         let arena = ArenaOptions::new()
-            .block_size(4096)
-            .eager_shards(eager)
+            .with_block_size(4096)
+            .with_eager_shards(eager)
             .build_concurrent()
             .unwrap();
         std::thread::scope(|s| {
@@ -603,7 +603,7 @@ fn small_requests_come_from_the_thread_cache() {
     );
 
     let off = ArenaOptions::new()
-        .thread_cache(false)
+        .with_thread_cache(false)
         .build_concurrent()
         .unwrap();
     assert_eq!(off.thread_cache_run_size(), 0);
@@ -652,7 +652,7 @@ fn cached_runs_die_with_reset_and_drop() {
     // reports a use after free, and the tags an overlap.
     for _ in 0..3 {
         let mut arena = ArenaOptions::new()
-            .block_size(64 << 10)
+            .with_block_size(64 << 10)
             .build_concurrent()
             .unwrap();
         for round in 0..2u8 {

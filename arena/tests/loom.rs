@@ -23,8 +23,8 @@ unsafe impl Send for Allocation {}
 /// 4 KiB blocks, so 512-byte shard slices and 128-byte shard requests.
 fn small_arena(eager: bool) -> Arc<ConcurrentArena> {
     let arena = ArenaOptions::new()
-        .block_size(4096)
-        .eager_shards(eager)
+        .with_block_size(4096)
+        .with_eager_shards(eager)
         .build_concurrent()
         .unwrap();
     // Use up the inline block (2 x 1000 bytes: over a quarter shard block, so

@@ -151,14 +151,16 @@ fn eight_threads_default_blocks() {
 fn eight_threads_small_blocks() {
     // 64 KiB blocks: 8 KiB shard slices, so refills and main-arena
     // contention are frequent.
-    run_stress(ArenaOptions::new().block_size(64 << 10), 20_000);
+    run_stress(ArenaOptions::new().with_block_size(64 << 10), 20_000);
 }
 
 #[test]
 fn eight_threads_without_thread_cache() {
     // RocksDB's algorithm alone: every request through the shard locks.
     run_stress(
-        ArenaOptions::new().block_size(64 << 10).thread_cache(false),
+        ArenaOptions::new()
+            .with_block_size(64 << 10)
+            .with_thread_cache(false),
         20_000,
     );
 }
@@ -167,9 +169,9 @@ fn eight_threads_without_thread_cache() {
 fn eight_threads_eager_shards_and_a_memory_budget() {
     run_stress(
         ArenaOptions::new()
-            .block_size(64 << 10)
-            .eager_shards(true)
-            .memory_limit(1 << 30),
+            .with_block_size(64 << 10)
+            .with_eager_shards(true)
+            .with_memory_limit(1 << 30),
         10_000,
     );
 }
@@ -210,7 +212,7 @@ fn waste_is_bounded() {
         .flat_map(|t| [(t, true), (t, false)])
     {
         let arena = ArenaOptions::new()
-            .thread_cache(cache)
+            .with_thread_cache(cache)
             .build_concurrent()
             .unwrap();
         let (waste, asked) = waste(&arena, threads, 50_000);

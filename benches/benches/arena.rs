@@ -116,7 +116,9 @@ struct ConcurrentNoCache(Concurrent);
 impl Contender for ConcurrentNoCache {
     type Worker<'a> = &'a ConcurrentArena;
     fn new(_: usize) -> Self {
-        Self(Concurrent::with(ArenaOptions::new().thread_cache(false)))
+        Self(Concurrent::with(
+            ArenaOptions::new().with_thread_cache(false),
+        ))
     }
     fn worker(&self, _: usize) -> Self::Worker<'_> {
         &self.0.0
@@ -135,7 +137,7 @@ struct ConcurrentPrefault(Concurrent);
 impl Contender for ConcurrentPrefault {
     type Worker<'a> = &'a ConcurrentArena;
     fn new(_: usize) -> Self {
-        Self(Concurrent::with(ArenaOptions::new().prefault(true)))
+        Self(Concurrent::with(ArenaOptions::new().with_prefault(true)))
     }
     fn worker(&self, _: usize) -> Self::Worker<'_> {
         &self.0.0
@@ -396,7 +398,7 @@ fn waste_report(_: &mut Criterion) {
         .flat_map(|&t| [(t, true), (t, false)])
     {
         let arena = ArenaOptions::new()
-            .thread_cache(cache)
+            .with_thread_cache(cache)
             .build_concurrent()
             .unwrap();
         let shared = Mutex::new(Bump::new());

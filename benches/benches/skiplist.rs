@@ -17,7 +17,7 @@
 //! from the global allocator on 4 KiB pages; key and value encoded in one
 //! entry, written in place with `insert_with`), `skiplist_thp` (the same list on
 //! an arena of 2 MiB blocks backed by transparent huge pages), `skiplist_b2`
-//! (`SkipList` with `SkipListOptions::new().branching(2).max_height(20)`,
+//! (`SkipList` with `SkipListOptions::new().with_branching(2).with_max_height(20)`,
 //! 4 KiB pages; random inserts and lookups only), `skiplist_thp_b2` (both:
 //! branching 2 on the huge-page arena, as `lsm-demo` builds its memtables;
 //! random inserts and lookups only), `skipmap`
@@ -149,15 +149,15 @@ impl<const THP: bool, const B2: bool> Contender for Ours<THP, B2> {
     fn new() -> Self {
         let arena = if THP {
             ArenaOptions::new()
-                .block_size(2 << 20)
-                .huge_pages(HugePages::Transparent)
+                .with_block_size(2 << 20)
+                .with_huge_pages(HugePages::Transparent)
         } else {
             ArenaOptions::new()
         }
         .build_concurrent()
         .expect("valid arena options");
         let options = if B2 {
-            SkipListOptions::new().branching(2).max_height(20)
+            SkipListOptions::new().with_branching(2).with_max_height(20)
         } else {
             SkipListOptions::new()
         };

@@ -457,12 +457,12 @@ fn ours_options() -> Options {
             .map(|v| v.parse::<u32>().expect(name))
     };
     let defaults = Options::default();
-    Options {
-        spin_count: env("WRITE_GROUP_BENCH_SPIN").unwrap_or(defaults.spin_count),
-        max_yield_usec: env("WRITE_GROUP_BENCH_YIELD_USEC").unwrap_or(defaults.max_yield_usec),
-        barge_spins: env("WRITE_GROUP_BENCH_BARGE").unwrap_or(defaults.barge_spins),
-        ..defaults
-    }
+    Options::new()
+        .with_spin_count(env("WRITE_GROUP_BENCH_SPIN").unwrap_or(defaults.spin_count()))
+        .with_max_yield_usec(
+            env("WRITE_GROUP_BENCH_YIELD_USEC").unwrap_or(defaults.max_yield_usec()),
+        )
+        .with_barge_spins(env("WRITE_GROUP_BENCH_BARGE").unwrap_or(defaults.barge_spins()))
 }
 
 fn make_contender(name: &str, variant: Variant) -> Box<dyn Contender> {
@@ -478,10 +478,7 @@ fn make_contender(name: &str, variant: Variant) -> Box<dyn Contender> {
         "condvar_group" => Box::new(CondvarGroup::new(variant)),
         "ours_tree_off" => Box::new(Ours::new(
             variant,
-            Options {
-                tree_threshold: usize::MAX,
-                ..Options::default()
-            },
+            Options::new().with_tree_threshold(usize::MAX),
         )),
         "ours_tree_on" => Box::new(Ours::new(variant, ours_options())),
         _ => unreachable!("unknown contender {name}"),
@@ -561,15 +558,8 @@ fn fan_out(c: &mut Criterion) {
     for threads in benches::thread_counts(&[16, 32]) {
         for (name, fan_out) in fan_outs {
             let options = match fan_out {
-                Some(fan_out) => Options {
-                    tree_threshold: 2,
-                    fan_out,
-                    ..Options::default()
-                },
-                None => Options {
-                    tree_threshold: usize::MAX,
-                    ..Options::default()
-                },
+                Some(fan_out) => Options::new().with_tree_threshold(2).with_fan_out(fan_out),
+                None => Options::new().with_tree_threshold(usize::MAX),
             };
             let label = format!("write_group_fanout/{name}/{threads}");
             // Synced groups: only they grow large enough for the tree to

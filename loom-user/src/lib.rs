@@ -41,8 +41,9 @@
 //! Keep models tiny: two or three threads and a handful of operations each.
 //! Loom's search grows exponentially with both, and each of our operations
 //! is many atomic steps. In particular, give a `WriteGroup` options that
-//! never spin (`spin_count: 0`, `max_yield_usec: 0`, `barge_spins: 0`):
-//! under loom every spin is a yield, and so a branch point of the search.
+//! never spin (`with_spin_count(0)`, `with_max_yield_usec(0)`,
+//! `with_barge_spins(0)`): under loom every spin is a yield, and so a
+//! branch point of the search.
 //!
 //! # Which crates support loom
 //!

@@ -18,12 +18,10 @@ use write_group::{Commit, GroupMembers, Lead, Options, WriteGroup};
 /// Under loom every spin is a yield, and each yield multiplies the
 /// schedules to explore.
 fn model_options() -> Options {
-    Options {
-        spin_count: 0,
-        max_yield_usec: 0,
-        barge_spins: 0,
-        ..Options::default()
-    }
+    Options::new()
+        .with_spin_count(0)
+        .with_max_yield_usec(0)
+        .with_barge_spins(0)
 }
 
 /// A record of the user's journal: who wrote it, its place among that
@@ -144,7 +142,7 @@ fn check_view(seen: &[Vec<u8>], before: &[&[u8]], all: &[&[u8]]) {
 fn skiplist_in_an_arena_two_inserters_and_a_reader() {
     loom::model(|| {
         let arena = ArenaOptions::new()
-            .block_size(4096)
+            .with_block_size(4096)
             .build_concurrent()
             .unwrap();
         let list = Arc::new(SkipList::with_arena(BytewiseComparator, arena));
@@ -346,8 +344,8 @@ fn arena_allocations_from_two_threads_do_not_overlap() {
     loom::model(|| {
         let arena = Arc::new(
             ArenaOptions::new()
-                .block_size(4096)
-                .eager_shards(true)
+                .with_block_size(4096)
+                .with_eager_shards(true)
                 .build_concurrent()
                 .unwrap(),
         );

@@ -71,8 +71,8 @@ impl std::fmt::Debug for Memtable {
 fn memtable_arena(write_buffer_size: usize) -> arena::ConcurrentArena {
     let block = (write_buffer_size / 8).clamp(64 << 10, 4 << 20);
     arena::ArenaOptions::new()
-        .block_size(block)
-        .huge_pages(arena::HugePages::Transparent)
+        .with_block_size(block)
+        .with_huge_pages(arena::HugePages::Transparent)
         .build_concurrent()
         .unwrap_or_default()
 }
@@ -165,8 +165,8 @@ impl SkipListRep {
                 EntryComparator,
                 arena,
                 inline_skiplist::SkipListOptions::new()
-                    .branching(2)
-                    .max_height(20),
+                    .with_branching(2)
+                    .with_max_height(20),
             )),
             serial_hint: Mutex::new(inline_skiplist::Splice::new()),
         }

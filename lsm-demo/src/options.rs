@@ -402,10 +402,8 @@ impl Options {
     /// use lsm_demo::{DB, Options, WriteOptions};
     ///
     /// let mut opts = Options::default();
-    /// opts.create_if_missing(true).set_write_group_options(write_group::Options {
-    ///     max_group_members: 1,
-    ///     ..write_group::Options::default()
-    /// });
+    /// opts.create_if_missing(true)
+    ///     .set_write_group_options(write_group::Options::new().with_max_group_members(1));
     /// let db = DB::open(&opts, dir.path()).unwrap();
     /// let mut sync = WriteOptions::default();
     /// sync.set_sync(true);
@@ -430,7 +428,7 @@ impl Options {
     ///
     /// ```
     /// let opts = lsm_demo::Options::default();
-    /// assert_eq!(opts.write_group_options().barge_spins, write_group::Options::default().barge_spins);
+    /// assert_eq!(opts.write_group_options().barge_spins(), write_group::Options::default().barge_spins());
     /// ```
     pub fn write_group_options(&self) -> &write_group::Options {
         &self.write_group
@@ -515,10 +513,10 @@ impl Options {
         }
         // A group is one log record: its bytes and header must fit one.
         let group_limit = crate::wal::MAX_RECORD_LEN - crate::batch::GROUP_HEADER_LEN;
-        if self.write_group.max_group_bytes > group_limit {
+        if self.write_group.max_group_bytes() > group_limit {
             return bad(format!(
                 "the write group's max_group_bytes {} is above {group_limit}, the most one log record holds",
-                self.write_group.max_group_bytes
+                self.write_group.max_group_bytes()
             ));
         }
         Ok(())

@@ -527,10 +527,7 @@ fn a_failed_log_write_stops_writes_until_resume_and_loses_nothing_acknowledged()
 #[test]
 fn a_batch_one_log_record_cannot_hold_is_refused_by_validation() {
     let mut o = options();
-    o.set_write_group_options(write_group::Options {
-        max_group_bytes: usize::MAX,
-        ..write_group::Options::default()
-    });
+    o.set_write_group_options(write_group::Options::new().with_max_group_bytes(usize::MAX));
     let err = o.validate().unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     assert!(err.to_string().contains("max_group_bytes"), "{err}");

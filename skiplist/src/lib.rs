@@ -56,7 +56,7 @@
 //! on the current node, which overlaps one miss per level; beyond that, give
 //! large lists an arena whose blocks are backed by transparent huge pages,
 //! which makes each miss cheaper (fewer TLB misses), and consider branching
-//! 2 ([`SkipListOptions::branching`]): a search then makes about log2(n)
+//! 2 ([`SkipListOptions::with_branching`]): a search then makes about log2(n)
 //! dependent moves to the right, against about 1.5 log2(n) with RocksDB's 4.
 //!
 //! # Alternatives
@@ -137,7 +137,7 @@ pub const MAX_HEIGHT: usize = 12;
 /// below; RocksDB's value.
 pub const BRANCHING: usize = 4;
 
-/// The tallest tower [`SkipListOptions::max_height`] accepts.
+/// The tallest tower [`SkipListOptions::with_max_height`] accepts.
 pub const MAX_HEIGHT_LIMIT: usize = node::HEIGHT_LIMIT;
 
 /// The shape of a list's towers: its tallest tower and its branching factor.
@@ -156,7 +156,7 @@ pub const MAX_HEIGHT_LIMIT: usize = node::HEIGHT_LIMIT;
 /// use arena::ConcurrentArena;
 /// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
 ///
-/// let options = SkipListOptions::new().branching(2).max_height(20);
+/// let options = SkipListOptions::new().with_branching(2).with_max_height(20);
 /// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
 /// for i in 0u32..1000 {
 ///     assert!(list.insert(&i.to_be_bytes()));
@@ -176,6 +176,7 @@ impl SkipListOptions {
     /// use inline_skiplist::SkipListOptions;
     /// assert_eq!(SkipListOptions::new(), SkipListOptions::default());
     /// ```
+    #[must_use]
     pub const fn new() -> Self {
         Self {
             max_height: MAX_HEIGHT,
@@ -191,11 +192,12 @@ impl SkipListOptions {
     /// use arena::ConcurrentArena;
     /// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
     ///
-    /// let options = SkipListOptions::new().max_height(16);
+    /// let options = SkipListOptions::new().with_max_height(16);
     /// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
     /// assert!(list.insert(b"k"));
     /// ```
-    pub const fn max_height(mut self, levels: usize) -> Self {
+    #[must_use]
+    pub const fn with_max_height(mut self, levels: usize) -> Self {
         self.max_height = levels;
         self
     }
@@ -207,10 +209,11 @@ impl SkipListOptions {
     /// use arena::ConcurrentArena;
     /// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
     ///
-    /// let options = SkipListOptions::new().branching(3);
+    /// let options = SkipListOptions::new().with_branching(3);
     /// SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options); // panics
     /// ```
-    pub const fn branching(mut self, factor: usize) -> Self {
+    #[must_use]
+    pub const fn with_branching(mut self, factor: usize) -> Self {
         self.branching = factor;
         self
     }
@@ -339,7 +342,7 @@ impl<C: Comparator> SkipList<C> {
     /// use arena::ConcurrentArena;
     /// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
     ///
-    /// let options = SkipListOptions::new().branching(2).max_height(20);
+    /// let options = SkipListOptions::new().with_branching(2).with_max_height(20);
     /// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
     /// list.insert(b"k");
     /// assert!(list.contains(b"k"));

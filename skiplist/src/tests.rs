@@ -47,7 +47,7 @@ fn empty_list() {
 #[test]
 fn branching_2_builds_about_half_as_many_nodes_per_level() {
     let n = scaled(4000, 200) as u32;
-    let options = SkipListOptions::new().branching(2).max_height(20);
+    let options = SkipListOptions::new().with_branching(2).with_max_height(20);
     let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
     for i in shuffled(n) {
         assert!(list.insert(&i.to_be_bytes()));
@@ -73,7 +73,7 @@ fn branching_2_builds_about_half_as_many_nodes_per_level() {
 
 #[test]
 fn a_list_of_height_1_is_a_sorted_linked_list() {
-    let options = SkipListOptions::new().max_height(1);
+    let options = SkipListOptions::new().with_max_height(1);
     let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
     for i in shuffled(scaled(200, 30) as u32) {
         assert!(list.insert(&i.to_be_bytes()));
@@ -87,14 +87,14 @@ fn a_list_of_height_1_is_a_sorted_linked_list() {
 #[test]
 #[should_panic(expected = "branching must be 2, 4, 8 or 16")]
 fn a_branching_factor_of_3_is_refused() {
-    let options = SkipListOptions::new().branching(3);
+    let options = SkipListOptions::new().with_branching(3);
     let _ = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
 }
 
 #[test]
 #[should_panic(expected = "max_height must be in 1..=24")]
 fn a_max_height_above_the_limit_is_refused() {
-    let options = SkipListOptions::new().max_height(MAX_HEIGHT_LIMIT + 1);
+    let options = SkipListOptions::new().with_max_height(MAX_HEIGHT_LIMIT + 1);
     let _ = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
 }
 

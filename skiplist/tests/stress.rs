@@ -52,7 +52,7 @@ fn every_insert_path_at_once_with_duplicates_and_readers() {
 /// The same with two links per node on average and 20 levels.
 #[test]
 fn every_insert_path_at_once_with_branching_2() {
-    every_insert_path_at_once(SkipListOptions::new().branching(2).max_height(20));
+    every_insert_path_at_once(SkipListOptions::new().with_branching(2).with_max_height(20));
 }
 
 fn every_insert_path_at_once(options: SkipListOptions) {

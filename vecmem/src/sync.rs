@@ -9,6 +9,9 @@
 //! `Arc` is deliberately not here: the memtable's `Arc`s only keep memory
 //! alive (their counts order nothing the crate relies on), and the public
 //! `cursor_arc` takes a std `Arc` in both builds.
+//!
+//! The `UnsafeCell` holds a listed batch's fields, written by its writer and
+//! read by whoever walks the list, so that loom checks those accesses too.
 
 #[cfg(not(loom))]
 pub(crate) use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -43,35 +46,45 @@ impl<T> RwLock<T> {
     }
 }
 
-/// A cell whose accesses loom checks for data races: a listed batch's
-/// fields, written by its writer and read by whoever walks the list.
+/// A cell whose accesses loom checks for data races.
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;
 
-/// A cell whose accesses loom checks for data races (std build: a
-/// zero-cost wrapper of [`std::cell::UnsafeCell`] with loom's closure API).
+/// A cell whose accesses loom checks for data races (std build: a zero-cost
+/// wrapper of [`std::cell::UnsafeCell`] with the closure API of
+/// `loom::cell::UnsafeCell`).
+///
+/// `arena`, `vecmem` and `write-group` each carry this shim, word for word,
+/// so that each crate builds alone and a reader meets one shape.
 #[cfg(not(loom))]
+#[derive(Debug)]
 pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
 
 #[cfg(not(loom))]
+#[allow(
+    dead_code,
+    reason = "the shim is the same in every crate, and not every crate calls every method"
+)]
 impl<T> UnsafeCell<T> {
+    /// Wraps `value`.
     #[inline]
     pub(crate) const fn new(value: T) -> Self {
         Self(std::cell::UnsafeCell::new(value))
     }
 
-    /// Runs `f` with a shared pointer to the value.
+    /// Runs `f` with a shared pointer to the value (loom records a read).
     #[inline]
     pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
         f(self.0.get())
     }
 
-    /// Runs `f` with a mutable pointer to the value.
+    /// Runs `f` with a mutable pointer to the value (loom records a write).
     #[inline]
     pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         f(self.0.get())
     }
 
+    /// The value, out of the cell.
     #[inline]
     pub(crate) fn into_inner(self) -> T {
         self.0.into_inner()

@@ -29,8 +29,8 @@
 //! A writer that finds a short group running need not queue behind it:
 //! unless it asked to gather ([`Commit::gather_window`], for writes whose
 //! group step is expensive), it first watches the queue for a few
-//! microseconds ([`Options::barge_spins`]) and, if the queue empties, leads
-//! a group of its own, as a mutex lets a running thread barge in. Queueing
+//! microseconds ([`Options::with_barge_spins`]) and, if the queue empties,
+//! leads a group of its own, as a mutex lets a running thread barge in. Queueing
 //! behind a 100-nanosecond group would cost a hand-off between cores per
 //! write; a writer arriving during an `fdatasync` still queues and shares it.
 //!

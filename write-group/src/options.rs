@@ -41,8 +41,10 @@ impl FanOut {
     }
 }
 
-/// Options of a [`WriteGroup`](crate::WriteGroup). Build with struct update
-/// syntax from [`Options::default()`], whose values are RocksDB's.
+/// Options of a [`WriteGroup`](crate::WriteGroup), in builder form: start
+/// from [`Options::new()`] (or [`Options::default()`], the same values,
+/// RocksDB's) and change what you need with the `with_*` setters; each
+/// setting has a getter of its own name.
 ///
 /// # Examples
 ///
@@ -50,16 +52,76 @@ impl FanOut {
 /// use write_group::{FanOut, Options};
 ///
 /// // Never spin or yield: waiters sleep at once (threads outnumber cores).
-/// let sleepy = Options { spin_count: 0, max_yield_usec: 0, ..Options::default() };
+/// let sleepy = Options::new().with_spin_count(0).with_max_yield_usec(0);
 /// // Tree wake-up from 8 members on, with a stride of 4.
-/// let tree = Options { tree_threshold: 8, fan_out: FanOut::Fixed(4), ..Options::default() };
-/// assert_eq!(sleepy.max_group_bytes, 1 << 20);
-/// assert_eq!(tree.tree_threshold, 8);
+/// let tree = Options::new()
+///     .with_tree_threshold(8)
+///     .with_fan_out(FanOut::Fixed(4));
+/// assert_eq!(sleepy.max_group_bytes(), 1 << 20);
+/// assert_eq!(tree.tree_threshold(), 8);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Options {
+    pub(crate) spin_count: u32,
+    pub(crate) barge_spins: u32,
+    pub(crate) max_yield_usec: u32,
+    pub(crate) slow_yield_usec: u32,
+    pub(crate) adaptive_yield: bool,
+    pub(crate) max_group_bytes: usize,
+    pub(crate) max_group_members: usize,
+    pub(crate) tree_threshold: usize,
+    pub(crate) fan_out: FanOut,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Options {
+    /// The defaults, RocksDB's values where RocksDB has the setting; each
+    /// setter below gives its own.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{FanOut, Options};
+    ///
+    /// let options = Options::new();
+    /// assert_eq!(options, Options::default());
+    /// assert_eq!(options.spin_count(), 200);
+    /// assert_eq!(options.fan_out(), FanOut::Sqrt);
+    /// ```
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            spin_count: 200,
+            barge_spins: 256,
+            max_yield_usec: 100,
+            slow_yield_usec: 3,
+            adaptive_yield: true,
+            max_group_bytes: 1 << 20,
+            max_group_members: usize::MAX,
+            tree_threshold: 20,
+            fan_out: FanOut::Sqrt,
+        }
+    }
+
     /// Busy-wait checks of a waiter's state before it yields (RocksDB: 200).
-    pub spin_count: u32,
+    #[must_use]
+    pub const fn with_spin_count(mut self, checks: u32) -> Self {
+        self.spin_count = checks;
+        self
+    }
+
+    /// See [`with_spin_count`](Self::with_spin_count).
+    #[must_use]
+    pub const fn spin_count(&self) -> u32 {
+        self.spin_count
+    }
+
     /// Busy-wait hints (`spin_loop`) a writer without a
     /// [gather window](crate::Commit::gather_window) may spend, when it
     /// finds a group running, watching for the queue to empty so that it
@@ -73,51 +135,141 @@ pub struct Options {
     /// to outlast a group that only touches memory, far shorter than an
     /// `fdatasync` (the measurements behind it are in
     /// `benches/results/write-group/2026-12-03.md`).
-    pub barge_spins: u32,
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// let queue_at_once = Options::new().with_barge_spins(0);
+    /// assert_eq!(queue_at_once.barge_spins(), 0);
+    /// assert_eq!(Options::new().barge_spins(), 256);
+    /// ```
+    #[must_use]
+    pub const fn with_barge_spins(mut self, hints: u32) -> Self {
+        self.barge_spins = hints;
+        self
+    }
+
+    /// See [`with_barge_spins`](Self::with_barge_spins).
+    #[must_use]
+    pub const fn barge_spins(&self) -> u32 {
+        self.barge_spins
+    }
+
     /// How long a waiter may yield its time slice before it sleeps on its
     /// futex, in microseconds; 0 skips the yield phase (RocksDB: 100). Also
     /// how long a leader waiting for writers to gather
     /// ([`Commit::gather_window`](crate::Commit::gather_window)) yields
     /// before it parks for the rest of its window.
-    pub max_yield_usec: u32,
+    #[must_use]
+    pub const fn with_max_yield_usec(mut self, usec: u32) -> Self {
+        self.max_yield_usec = usec;
+        self
+    }
+
+    /// See [`with_max_yield_usec`](Self::with_max_yield_usec).
+    #[must_use]
+    pub const fn max_yield_usec(&self) -> u32 {
+        self.max_yield_usec
+    }
+
     /// A yield that takes at least this long (microseconds) is *slow*: another
     /// thread ran. Three slow yields end the yield phase (RocksDB: 3).
-    pub slow_yield_usec: u32,
+    #[must_use]
+    pub const fn with_slow_yield_usec(mut self, usec: u32) -> Self {
+        self.slow_yield_usec = usec;
+        self
+    }
+
+    /// See [`with_slow_yield_usec`](Self::with_slow_yield_usec).
+    #[must_use]
+    pub const fn slow_yield_usec(&self) -> u32 {
+        self.slow_yield_usec
+    }
+
     /// Whether the yield phase is adaptive: tried only while a shared credit,
     /// fed by past outcomes, says it tends to succeed (plus one wait in 256 to
     /// keep the credit fresh). Off: every wait yields up to
-    /// `max_yield_usec`. RocksDB: on.
-    pub adaptive_yield: bool,
+    /// [`max_yield_usec`](Self::with_max_yield_usec). RocksDB: on.
+    #[must_use]
+    pub const fn with_adaptive_yield(mut self, adaptive: bool) -> Self {
+        self.adaptive_yield = adaptive;
+        self
+    }
+
+    /// See [`with_adaptive_yield`](Self::with_adaptive_yield).
+    #[must_use]
+    pub const fn adaptive_yield(&self) -> bool {
+        self.adaptive_yield
+    }
+
     /// The most bytes a group gathers, as counted by
     /// [`Commit::size`](crate::Commit::size) (default 1 MiB). When the
     /// leader's own write is at most an eighth of it, the cap becomes the
     /// leader's size plus an eighth (128 KiB by default), so a small write is
     /// not held back by a large group.
-    pub max_group_bytes: usize,
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// let options = Options::new().with_max_group_bytes(4 << 20);
+    /// assert_eq!(options.max_group_bytes(), 4 << 20);
+    /// ```
+    #[must_use]
+    pub const fn with_max_group_bytes(mut self, bytes: usize) -> Self {
+        self.max_group_bytes = bytes;
+        self
+    }
+
+    /// See [`with_max_group_bytes`](Self::with_max_group_bytes).
+    #[must_use]
+    pub const fn max_group_bytes(&self) -> usize {
+        self.max_group_bytes
+    }
+
     /// The most members of a group, leader included (default: no limit;
     /// values below 1 act as 1).
-    pub max_group_members: usize,
+    #[must_use]
+    pub const fn with_max_group_members(mut self, members: usize) -> Self {
+        self.max_group_members = members;
+        self
+    }
+
+    /// See [`with_max_group_members`](Self::with_max_group_members).
+    #[must_use]
+    pub const fn max_group_members(&self) -> usize {
+        self.max_group_members
+    }
+
     /// Parallel groups of at least this many members are woken through the
     /// tree; smaller ones by the leader alone (RocksDB: 20). `usize::MAX`
     /// turns the tree off.
-    pub tree_threshold: usize,
-    /// The tree's stride.
-    pub fan_out: FanOut,
-}
+    #[must_use]
+    pub const fn with_tree_threshold(mut self, members: usize) -> Self {
+        self.tree_threshold = members;
+        self
+    }
 
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            spin_count: 200,
-            barge_spins: 256,
-            max_yield_usec: 100,
-            slow_yield_usec: 3,
-            adaptive_yield: true,
-            max_group_bytes: 1 << 20,
-            max_group_members: usize::MAX,
-            tree_threshold: 20,
-            fan_out: FanOut::Sqrt,
-        }
+    /// See [`with_tree_threshold`](Self::with_tree_threshold).
+    #[must_use]
+    pub const fn tree_threshold(&self) -> usize {
+        self.tree_threshold
+    }
+
+    /// The tree's stride (default [`FanOut::Sqrt`]).
+    #[must_use]
+    pub const fn with_fan_out(mut self, fan_out: FanOut) -> Self {
+        self.fan_out = fan_out;
+        self
+    }
+
+    /// See [`with_fan_out`](Self::with_fan_out).
+    #[must_use]
+    pub const fn fan_out(&self) -> FanOut {
+        self.fan_out
     }
 }
 
@@ -163,10 +315,7 @@ mod tests {
         assert_eq!(options.launch_stride(19), 1);
         assert_eq!(options.launch_stride(20), 4);
         assert_eq!(options.launch_stride(40), 6);
-        let off = Options {
-            tree_threshold: usize::MAX,
-            ..Options::default()
-        };
+        let off = Options::new().with_tree_threshold(usize::MAX);
         assert_eq!(off.launch_stride(1000), 1);
     }
 }

@@ -44,7 +44,7 @@ pub struct Stats {
     /// Waits that ended while yielding.
     pub yield_successes: u64,
     /// Writes that found a group running, watched the queue empty (see
-    /// [`Options::barge_spins`](crate::Options::barge_spins)) and led a
+    /// [`Options::with_barge_spins`](crate::Options::with_barge_spins)) and led a
     /// group of their own instead of queueing.
     pub barges: u64,
     /// Leaders that waited for more writers before sealing their group

@@ -18,19 +18,25 @@ pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize};
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize};
 
-/// A cell whose accesses loom can check for data races.
-///
-/// The std build is a zero-cost wrapper of [`std::cell::UnsafeCell`] with
-/// loom's closure-based API.
+/// A cell whose accesses loom checks for data races.
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;
 
-/// A cell whose accesses loom can check for data races (std build).
+/// A cell whose accesses loom checks for data races (std build: a zero-cost
+/// wrapper of [`std::cell::UnsafeCell`] with the closure API of
+/// `loom::cell::UnsafeCell`).
+///
+/// `arena`, `vecmem` and `write-group` each carry this shim, word for word,
+/// so that each crate builds alone and a reader meets one shape.
 #[cfg(not(loom))]
 #[derive(Debug)]
 pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
 
 #[cfg(not(loom))]
+#[allow(
+    dead_code,
+    reason = "the shim is the same in every crate, and not every crate calls every method"
+)]
 impl<T> UnsafeCell<T> {
     /// Wraps `value`.
     #[inline]
@@ -38,16 +44,22 @@ impl<T> UnsafeCell<T> {
         Self(std::cell::UnsafeCell::new(value))
     }
 
-    /// Runs `f` with a shared pointer to the value.
+    /// Runs `f` with a shared pointer to the value (loom records a read).
     #[inline]
     pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
         f(self.0.get())
     }
 
-    /// Runs `f` with a mutable pointer to the value.
+    /// Runs `f` with a mutable pointer to the value (loom records a write).
     #[inline]
     pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         f(self.0.get())
+    }
+
+    /// The value, out of the cell.
+    #[inline]
+    pub(crate) fn into_inner(self) -> T {
+        self.0.into_inner()
     }
 }
 

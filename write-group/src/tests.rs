@@ -114,11 +114,7 @@ type Outcome = thread::Result<Result<Item, WriteError<&'static str>>>;
 
 fn quiet_options() -> Options {
     // Small waits keep miri fast; the protocol does not depend on them.
-    Options {
-        spin_count: 4,
-        max_yield_usec: 0,
-        ..Options::default()
-    }
+    Options::new().with_spin_count(4).with_max_yield_usec(0)
 }
 
 /// Queues `items` behind `guard` one at a time, so that their enqueue order
@@ -252,13 +248,7 @@ fn tree_wakeups(n: usize, options: Options) {
 #[test]
 fn tree_wakeup_leader_wakes_at_most_twice_sqrt_n_and_each_member_once() {
     if cfg!(miri) {
-        tree_wakeups(
-            9,
-            Options {
-                tree_threshold: 3,
-                ..quiet_options()
-            },
-        );
+        tree_wakeups(9, quiet_options().with_tree_threshold(3));
     } else {
         for n in [20, 32, 41] {
             tree_wakeups(n, quiet_options());
@@ -270,11 +260,11 @@ fn tree_wakeup_leader_wakes_at_most_twice_sqrt_n_and_each_member_once() {
 fn fixed_fan_outs_wake_each_member_once() {
     let n = if cfg!(miri) { 7 } else { 24 };
     for stride in [2, 3, 8] {
-        let group = Group::new(Options {
-            tree_threshold: 2,
-            fan_out: FanOut::Fixed(stride),
-            ..quiet_options()
-        });
+        let group = Group::new(
+            quiet_options()
+                .with_tree_threshold(2)
+                .with_fan_out(FanOut::Fixed(stride)),
+        );
         let recorder = Recorder {
             parallel: true,
             ..Recorder::default()
@@ -379,10 +369,7 @@ fn incompatible_writers_keep_their_order_and_wait_for_the_next_group() {
 
 #[test]
 fn member_and_byte_caps_cut_groups_in_order() {
-    let group = Group::new(Options {
-        max_group_members: 3,
-        ..quiet_options()
-    });
+    let group = Group::new(quiet_options().with_max_group_members(3));
     let recorder = Recorder::default();
     thread::scope(|s| {
         let guard = group.enter_unbatched();
@@ -396,10 +383,7 @@ fn member_and_byte_caps_cut_groups_in_order() {
     );
 
     // A 10-byte leader caps its group at 10 + 1000 / 8 = 135 bytes.
-    let group = Group::new(Options {
-        max_group_bytes: 1000,
-        ..quiet_options()
-    });
+    let group = Group::new(quiet_options().with_max_group_bytes(1000));
     let recorder = Recorder::default();
     let sizes = [10, 60, 60, 30, 10, 900, 10];
     let items = sizes
@@ -574,17 +558,13 @@ fn a_lead_panic_reaches_the_leader_and_fails_the_members() {
 fn concurrent_writers_each_apply_once_with_and_without_sleeping() {
     let (threads, writes) = if cfg!(miri) { (3, 6) } else { (8, 300) };
     let configs = [
-        Options {
-            spin_count: 0,
-            max_yield_usec: 0,
-            tree_threshold: 2,
-            ..Options::default()
-        },
-        Options {
-            tree_threshold: 3,
-            fan_out: FanOut::Fixed(2),
-            ..Options::default()
-        },
+        Options::new()
+            .with_spin_count(0)
+            .with_max_yield_usec(0)
+            .with_tree_threshold(2),
+        Options::new()
+            .with_tree_threshold(3)
+            .with_fan_out(FanOut::Fixed(2)),
     ];
     for options in configs {
         let group = Group::new(options);

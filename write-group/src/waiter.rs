@@ -34,7 +34,7 @@
 //!
 //! Before any of this, before it even queues, a writer without a gather
 //! window may watch a running group end and lead at once instead
-//! ([`Options::barge_spins`](crate::Options::barge_spins)); it is in no
+//! ([`Options::with_barge_spins`](crate::Options::with_barge_spins)); it is in no
 //! state then, since it is not linked yet.
 //!
 //! # A lone writer has no node
@@ -198,7 +198,7 @@ impl FirstLook {
     /// The shortest pace: look after one hint.
     pub(crate) const MIN: u32 = 1;
     /// The longest pace: a quarter of the default barging budget
-    /// ([`Options::barge_spins`](crate::Options::barge_spins)).
+    /// ([`Options::with_barge_spins`](crate::Options::with_barge_spins)).
     pub(crate) const MAX: u32 = 64;
 
     /// The hints to let pass before the first look.

@@ -123,14 +123,12 @@ impl Commit<Item> for Model {
 }
 
 fn loom_options() -> Options {
-    Options {
-        spin_count: 0,
-        max_yield_usec: 0,
+    Options::new()
+        .with_spin_count(0)
+        .with_max_yield_usec(0)
         // Barging has its own model; elsewhere writers queue at once, which
         // keeps the schedules to explore few.
-        barge_spins: 0,
-        ..Options::default()
-    }
+        .with_barge_spins(0)
 }
 
 /// Writes item `id` and checks what a returning writer may rely on.
@@ -235,10 +233,7 @@ fn join_and_leader_hand_off() {
 
 /// `loom_options` with barging on: two looks at the queue.
 fn barging_options() -> Options {
-    Options {
-        barge_spins: 2,
-        ..loom_options()
-    }
+    loom_options().with_barge_spins(2)
 }
 
 #[test]
@@ -281,11 +276,9 @@ fn tree_wake_up_with_threshold_three() {
     // of 3: with a stride of 2 the leader wakes member 1 as a caller (which
     // has nobody to wake: member 3 does not exist) and member 2 itself.
     loom::model(|| {
-        let options = Options {
-            tree_threshold: 3,
-            fan_out: FanOut::Fixed(2),
-            ..loom_options()
-        };
+        let options = loom_options()
+            .with_tree_threshold(3)
+            .with_fan_out(FanOut::Fixed(2));
         let group = Arc::new(WriteGroup::new(options));
         let model = Arc::new(Model {
             parallel: true,
@@ -334,10 +327,7 @@ fn tree_wake_up_with_a_caller_waking_a_member() {
     static CALLER_WAKEUPS_SEEN: std::sync::atomic::AtomicUsize =
         std::sync::atomic::AtomicUsize::new(0);
     loom::model(|| {
-        let options = Options {
-            tree_threshold: 3,
-            ..loom_options()
-        };
+        let options = loom_options().with_tree_threshold(3);
         let group = Arc::new(WriteGroup::new(options));
         let model = Arc::new(Model {
             parallel: true,

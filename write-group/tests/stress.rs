@@ -112,18 +112,18 @@ impl Commit<Write> for Engine {
                 "a sync write joined a non-sync leader"
             );
         }
-        let eighth = self.options.max_group_bytes / 8;
+        let eighth = self.options.max_group_bytes() / 8;
         let cap = if leader.size <= eighth {
             leader.size + eighth
         } else {
-            self.options.max_group_bytes
+            self.options.max_group_bytes()
         };
         assert!(
             group.len() == 1 || group.bytes() <= cap,
             "group of {} bytes over its cap {cap}",
             group.bytes()
         );
-        assert!(group.len() <= self.options.max_group_members);
+        assert!(group.len() <= self.options.max_group_members());
         if leader.index.is_multiple_of(self.fail_every) {
             self.failed_groups.fetch_add(1, Relaxed);
             self.groups_in_flight.fetch_sub(1, Release);
@@ -288,13 +288,11 @@ fn hammer_engine(
 /// Waiters sleep at once (a lost wake-up hangs), small groups by bytes, and
 /// the tree from 4 members.
 fn futex_only_options() -> Options {
-    Options {
-        spin_count: 0,
-        max_yield_usec: 0,
-        max_group_bytes: 4096,
-        tree_threshold: 4,
-        ..Options::default()
-    }
+    Options::new()
+        .with_spin_count(0)
+        .with_max_yield_usec(0)
+        .with_max_group_bytes(4096)
+        .with_tree_threshold(4)
 }
 
 #[test]
@@ -311,12 +309,10 @@ fn barging_writers_lose_nothing_and_keep_order() {
     // watches for the queue to empty (a long budget, so that many do) and
     // leads at once if it does; the rest queue and sleep. Invariants as for
     // every hammer: each write once, groups in order, nothing lost.
-    let barging = Options {
-        spin_count: 0,
-        max_yield_usec: 0,
-        barge_spins: 1 << 12,
-        ..Options::default()
-    };
+    let barging = Options::new()
+        .with_spin_count(0)
+        .with_max_yield_usec(0)
+        .with_barge_spins(1 << 12);
     // Whether a writer meets a running group depends on the scheduler: on
     // a loaded machine writers can run one at a time and always find the
     // queue idle (CI saw 47,591 groups for 48,000 writes and no barge).
@@ -336,22 +332,17 @@ fn barging_writers_lose_nothing_and_keep_order() {
         "writers barged in, in one of {} runs: {runs:?}",
         runs.len()
     );
-    let queueing = Options {
-        barge_spins: 0,
-        ..barging
-    };
+    let queueing = barging.with_barge_spins(0);
     let stats = hammer(queueing, 500, 101);
     assert_eq!(stats.barges, 0, "no budget, no barging: {stats:?}");
 }
 
 #[test]
 fn default_waiting_with_fixed_fan_out_and_member_cap() {
-    let options = Options {
-        max_group_members: 12,
-        tree_threshold: 3,
-        fan_out: FanOut::Fixed(3),
-        ..Options::default()
-    };
+    let options = Options::new()
+        .with_max_group_members(12)
+        .with_tree_threshold(3)
+        .with_fan_out(FanOut::Fixed(3));
     hammer(options, 800, usize::MAX);
 }
 
@@ -368,13 +359,11 @@ fn sync_leaders_waiting_for_more_writers_lose_nothing() {
 #[test]
 fn pipelined_groups_publish_in_order_and_lose_nothing() {
     for spin_count in [0, 200] {
-        let options = Options {
-            spin_count,
-            max_yield_usec: 0,
-            max_group_bytes: 2048,
-            tree_threshold: 4,
-            ..Options::default()
-        };
+        let options = Options::new()
+            .with_spin_count(spin_count)
+            .with_max_yield_usec(0)
+            .with_max_group_bytes(2048)
+            .with_tree_threshold(4);
         let stats = hammer_engine(options, 1500, 101, |engine| engine.pipelined = true);
         eprintln!("{stats:?} mean group {:.2}", stats.mean_group_size());
     }
@@ -429,11 +418,7 @@ fn sync_writers_that_wait_share_one_group() {
 
 #[test]
 fn stalls_and_unbatched_entries_interleaved_with_writers() {
-    let options = Options {
-        spin_count: 0,
-        max_yield_usec: 0,
-        ..Options::default()
-    };
+    let options = Options::new().with_spin_count(0).with_max_yield_usec(0);
     let writes = 600;
     let mut engine = Engine::new(options.clone(), THREADS * writes, usize::MAX);
     // Sync writes wait for more writers: a stall or an unbatched entry must
@@ -548,11 +533,7 @@ fn leader_cell_counts_every_write_under_contention() {
     };
     for options in [
         Options::default(),
-        Options {
-            spin_count: 0,
-            max_yield_usec: 0,
-            ..Options::default()
-        },
+        Options::new().with_spin_count(0).with_max_yield_usec(0),
     ] {
         let group = std::sync::Arc::new(WriteGroup::new(options));
         let commit = std::sync::Arc::new(CellTally {

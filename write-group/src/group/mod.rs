@@ -195,7 +195,7 @@ impl<T, C> WriteGroup<T, C> {
     /// ```
     /// use write_group::{Options, WriteGroup};
     ///
-    /// let group: WriteGroup<Vec<u8>, ()> = WriteGroup::new(Options { spin_count: 0, ..Options::default() });
+    /// let group: WriteGroup<Vec<u8>, ()> = WriteGroup::new(Options::new().with_spin_count(0));
     /// assert!(!group.is_stalled());
     /// ```
     #[must_use]

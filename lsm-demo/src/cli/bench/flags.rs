@@ -254,13 +254,13 @@ pub(super) fn db_options(args: &BenchArgs, rep: MemtableRep) -> Options {
     o.set_unordered_write(args.unordered_write);
     o.set_group_commit_wait(args.group_commit_wait);
     args.compaction.apply(&mut o);
-    o.set_write_group_options(write_group::Options {
-        max_yield_usec: args.write_thread_max_yield_usec,
-        slow_yield_usec: args.write_thread_slow_yield_usec,
-        adaptive_yield: args.enable_write_thread_adaptive_yield,
-        barge_spins: args.write_group_barge_spins,
-        ..write_group::Options::default()
-    });
+    o.set_write_group_options(
+        write_group::Options::new()
+            .with_max_yield_usec(args.write_thread_max_yield_usec)
+            .with_slow_yield_usec(args.write_thread_slow_yield_usec)
+            .with_adaptive_yield(args.enable_write_thread_adaptive_yield)
+            .with_barge_spins(args.write_group_barge_spins),
+    );
     o
 }
 
@@ -394,10 +394,10 @@ mod tests {
         let wg = o.write_group_options();
         assert_eq!(
             (
-                wg.max_yield_usec,
-                wg.slow_yield_usec,
-                wg.adaptive_yield,
-                wg.barge_spins
+                wg.max_yield_usec(),
+                wg.slow_yield_usec(),
+                wg.adaptive_yield(),
+                wg.barge_spins()
             ),
             (0, 7, false, 0)
         );
