@@ -64,8 +64,8 @@
 //!   advisory lock): a second `open` gets [`Error::Locked`].
 //! - A directory is a database when it holds a valid `MANIFEST`; recovery
 //!   replays the logs to a point in time ([`DBRecoveryMode`]) and deletes
-//!   only files the manifest retired ([`recovery`]); [`repair`] rebuilds a
-//!   database whose manifest is lost.
+//!   only files the manifest retired ([`RecoveryStats`] says what it did);
+//!   [`DB::repair`] rebuilds a database whose manifest is lost.
 //! - Writes made with `disable_wal` survive a clean close (they are flushed
 //!   on drop) but not a crash, as in RocksDB.
 //! - `unordered_write` keeps the log and sequence order but lets each writer

@@ -72,10 +72,10 @@ pub const MAX_RECORD_LEN: usize = u32::MAX as usize;
 /// What recovery does with a damaged log record: RocksDB's
 /// `WALRecoveryMode`, under the `rocksdb` crate's names.
 ///
-/// A reader ([`LogReader`]) applies the mode to one log; the database
-/// applies it across its logs (under [`PointInTime`](Self::PointInTime) no
-/// log after a damaged one is replayed). Whatever is dropped is reported:
-/// [`LogReader::dropped`], the database's info log and its counters.
+/// The log reader applies the mode to one log; the database applies it
+/// across its logs (under [`PointInTime`](Self::PointInTime) no log after a
+/// damaged one is replayed). Whatever is dropped is reported: in the
+/// database's info log and in [`RecoveryStats`](crate::RecoveryStats).
 ///
 /// # Examples
 ///

@@ -35,9 +35,13 @@ impl DB {
         DB::open(&opts, path)
     }
 
-    /// Opens (and recovers) the database in `path`: see
-    /// [`crate::recovery`] for what makes a directory a database, how logs
-    /// are replayed to a point in time and what is deleted.
+    /// Opens (and recovers) the database in `path`.
+    ///
+    /// A directory is a database when it holds a valid `MANIFEST`. Its logs
+    /// are replayed to a point in time as the recovery mode says
+    /// ([`Options::set_wal_recovery_mode`]); only files the manifest retired
+    /// are deleted, and damaged ones are set aside in `lost/`. What recovery
+    /// did is in [`DbStats::recovery`](crate::DbStats::recovery) ([`DB::stats`]).
     ///
     /// # Errors
     ///
@@ -229,8 +233,8 @@ impl DB {
     /// Rebuilds the database in `path` from the tables and logs that read
     /// cleanly, as RocksDB's `RepairDB`: for a database whose manifest is
     /// lost or damaged, or whose files fail their checksums. Damaged files
-    /// go to `lost/`. See [`crate::repair::repair_with_fs`], which also
-    /// reports what was salvaged.
+    /// go to `lost/`. The command `lsm-demo repair` does the same and
+    /// prints what was salvaged.
     ///
     /// # Errors
     ///
