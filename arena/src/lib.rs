@@ -86,6 +86,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Platforms
+//! Written for Linux, built everywhere. On Linux a thread's shard follows
+//! its CPU (`sched_getcpu`) and the [`HugePages`] modes map blocks with
+//! `mmap`; on other systems (and under miri) threads get shard indexes
+//! round-robin and every block comes from the global allocator: the
+//! huge-page modes get no huge pages (`Explicit` counts each block as a
+//! fallback), and prefaulting writes to each page.
+//!
 //! # Verification
 //! Unit tests run under miri (`MIRIFLAGS=-Zmiri-strict-provenance cargo
 //! +nightly-2026-10-30 miri test -p arena --lib`); a loom model runs two

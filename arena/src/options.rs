@@ -43,6 +43,9 @@ pub const MAX_THREAD_CACHE_RUN: usize = 32 << 10;
 /// with transparent huge pages when its setting (`madvise` or `always`)
 /// allows. Huge pages cut the TLB misses of random accesses over a large
 /// arena (measurements: `benches/results/inline-skiplist/2026-12-02.md`).
+///
+/// The mapping is Linux's: on other systems (and under miri) every block
+/// comes from the global allocator, whatever the mode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum HugePages {

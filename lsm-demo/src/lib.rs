@@ -76,6 +76,9 @@
 //!   half the measured `fdatasync`, never when it writes alone), so that
 //!   concurrent sync writers share one sync;
 //!   [`Options::set_group_commit_wait`] turns it off.
+//! - Unix only: files are locked with `flock`, read with positioned reads
+//!   (`std::os::unix::fs::FileExt`) and synced with `fdatasync`. It is
+//!   tested on Linux and builds on macOS; it does not build on Windows.
 
 mod batch;
 pub(crate) mod compaction;
