@@ -13,6 +13,19 @@ ci_fail() {
   exit 1
 }
 
+# The oldest Rust the published crates promise to build on: the
+# `rust-version` of the workspace's Cargo.toml, read from there so that the
+# check follows the declaration.
+msrv() {
+  sed -n 's/^rust-version = "\([0-9.]*\)".*/\1/p' Cargo.toml | head -n 1
+}
+
+# Rust VERSION, minimal profile. Cheap when it is already there.
+install_msrv() {
+  rustup toolchain install "$1" --profile minimal ||
+    ci_fail "could not install Rust $1, the workspace's rust-version (see .ci/toolchain.sh)"
+}
+
 # Stable's rustfmt and clippy.
 install_stable_components() {
   rustup component add rustfmt clippy ||
