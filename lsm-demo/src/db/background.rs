@@ -9,6 +9,8 @@ use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use parking_lot::MutexGuard;
+
 use super::stats::{LevelStats, WriteStallStats};
 use super::{Shared, State};
 use crate::compaction::picker::{self, LevelShape, Levels, Pick, Running};
@@ -199,21 +201,35 @@ impl Shared {
                 self.bg_cv.wait(&mut st);
                 continue;
             };
-            let version = st.version.clone();
-            let running = pick.running();
-            st.bg.compactions.push(running.clone());
-            st.bg.running_jobs += 1;
-            drop(st);
-            let result = self.run_compaction(&pick, &version);
-            drop(version);
-            st = self.state.lock();
-            st.bg.running_jobs -= 1;
-            st.bg.compactions.retain(|r| r.files != running.files);
-            if let Err(e) = result {
-                self.record_bg_error(e);
-            }
-            self.bg_cv.notify_all();
+            // A failure is recorded as the background error.
+            (st, _) = self.run_registered(st, &pick);
         }
+    }
+
+    /// Runs `pick` on the current version, listed as under way meanwhile
+    /// (later picks avoid its files and its output range); a failure
+    /// becomes the background error. Returns with the state lock taken
+    /// again and the waiters woken.
+    pub(super) fn run_registered<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        pick: &Pick,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
+        let version = st.version.clone();
+        let running = pick.running();
+        st.bg.compactions.push(running.clone());
+        st.bg.running_jobs += 1;
+        drop(st);
+        let result = self.run_compaction(pick, &version);
+        drop(version);
+        let mut st = self.state.lock();
+        st.bg.running_jobs -= 1;
+        st.bg.compactions.retain(|r| r.files != running.files);
+        if let Err(e) = &result {
+            self.record_bg_error(e.clone());
+        }
+        self.bg_cv.notify_all();
+        (st, result)
     }
 
     /// The compaction to run next, as `st` stands.

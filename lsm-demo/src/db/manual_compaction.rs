@@ -143,7 +143,7 @@ impl Shared {
         };
         let steps = (0..last).chain(bottommost.then_some(last));
         for level in steps {
-            let mut st = self.state.lock();
+            let st = self.state.lock();
             self.check_bg_error()?;
             // Level 0 goes to the base level (the levels between are empty);
             // the last level into itself.
@@ -161,22 +161,8 @@ impl Shared {
                 &st.bg.compactions,
             );
             let Some(pick) = pick else { continue };
-            let version = st.version.clone();
-            let running = pick.running();
-            st.bg.compactions.push(running.clone());
-            st.bg.running_jobs += 1;
-            drop(st);
-            let result = self.run_compaction(&pick, &version);
-            drop(version);
-            let mut st = self.state.lock();
-            st.bg.running_jobs -= 1;
-            st.bg.compactions.retain(|r| r.files != running.files);
-            drop(st);
-            self.bg_cv.notify_all();
-            if let Err(e) = result {
-                self.record_bg_error(e.clone());
-                return Err(e);
-            }
+            // A failure is also recorded as the background error.
+            self.run_registered(st, &pick).1?;
         }
         Ok(())
     }
