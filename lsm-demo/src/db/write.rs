@@ -441,7 +441,7 @@ impl Shared {
             if !self.memtable_full.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            let st = self.state.lock();
+            let mut st = self.state.lock();
             match self.room(&st, no_slowdown)? {
                 Room::Enough => return Ok(()),
                 Room::Stall => {
@@ -450,7 +450,6 @@ impl Shared {
                     // point hold sequence ranges, so they are let finish.
                     self.bg_cv.notify_all();
                     let waited = Instant::now();
-                    let mut st = st;
                     self.bg_cv.wait(&mut st);
                     st.bg.stalls.stops += 1;
                     st.bg.stalls.stop_micros += waited.elapsed().as_micros() as u64;
@@ -459,7 +458,6 @@ impl Shared {
                 Room::Slowdown(due) => {
                     let waited = Instant::now();
                     let pause = due.saturating_duration_since(waited);
-                    let mut st = st;
                     self.bg_cv.wait_for(&mut st, pause);
                     st.bg.stalls.slowdowns += 1;
                     st.bg.stalls.slowdown_micros += waited.elapsed().as_micros() as u64;
