@@ -13,54 +13,20 @@ use rand::{RngCore, SeedableRng};
 
 use crate::cli::ReplayRng;
 
-/// Words of state of the 64-bit Mersenne Twister.
-const N: usize = 312;
-/// The offset of the word mixed into each new word.
-const M: usize = 156;
-const MATRIX_A: u64 = 0xB502_6F5A_A966_19E9;
-/// The top 33 bits of a word; the bottom 31 come from the next word.
-const UPPER_MASK: u64 = !0u64 << 31;
-const LOWER_MASK: u64 = !UPPER_MASK;
-
-/// MT19937-64, the generator C++ calls `std::mt19937_64`, written from its
-/// published definition (Matsumoto and Nishimura, 2004).
-#[derive(Clone)]
-pub(super) struct Mt64 {
-    state: Box<[u64; N]>,
-    index: usize,
-}
-
-impl std::fmt::Debug for Mt64 {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Mt64").field("index", &self.index).finish()
-    }
-}
+/// The 64-bit Mersenne Twister, the generator C++ calls `std::mt19937_64`
+/// (the `rand_mt` crate's), with the draws db_bench makes from it.
+#[derive(Clone, Debug)]
+pub(super) struct Mt64(rand_mt::Mt64);
 
 impl Mt64 {
     /// The generator `std::mt19937_64(seed)` builds.
     pub(super) fn new(seed: u64) -> Mt64 {
-        let mut state = Box::new([0u64; N]);
-        state[0] = seed;
-        for i in 1..N {
-            let prev = state[i - 1];
-            state[i] = 6_364_136_223_846_793_005u64
-                .wrapping_mul(prev ^ (prev >> 62))
-                .wrapping_add(i as u64);
-        }
-        Mt64 { state, index: N }
+        Mt64(rand_mt::Mt64::new(seed))
     }
 
     /// The next number, as `std::mt19937_64::operator()`.
     pub(super) fn next_u64(&mut self) -> u64 {
-        if self.index >= N {
-            self.twist();
-        }
-        let mut y = self.state[self.index];
-        self.index += 1;
-        y ^= (y >> 29) & 0x5555_5555_5555_5555;
-        y ^= (y << 17) & 0x71D6_7FFF_EDA6_0000;
-        y ^= (y << 37) & 0xFFF7_EEE0_0000_0000;
-        y ^ (y >> 43)
+        self.0.next_u64()
     }
 
     /// A key in `0..range`: the next number modulo `range`, as db_bench's
@@ -74,19 +40,6 @@ impl Mt64 {
     /// database here; drawn all the same to keep the streams in step.
     pub(super) fn skip(&mut self) {
         self.next_u64();
-    }
-
-    fn twist(&mut self) {
-        let s = &mut self.state;
-        for i in 0..N {
-            let x = (s[i] & UPPER_MASK) | (s[(i + 1) % N] & LOWER_MASK);
-            let mut x_a = x >> 1;
-            if x & 1 != 0 {
-                x_a ^= MATRIX_A;
-            }
-            s[i] = s[(i + M) % N] ^ x_a;
-        }
-        self.index = 0;
     }
 }
 
