@@ -261,9 +261,11 @@ impl Iterator for DBIterator<'_> {
             return self.raw.status().err().map(Err);
         };
         let item = (Box::from(key), Box::from(value));
+        // On an entry within the bounds (just checked): step the inner
+        // cursor without checking them again.
         match self.direction {
-            Direction::Forward => self.raw.next(),
-            Direction::Reverse => self.raw.prev(),
+            Direction::Forward => self.raw.inner.next(),
+            Direction::Reverse => self.raw.inner.prev(),
         }
         Some(Ok(item))
     }

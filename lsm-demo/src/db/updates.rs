@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use super::DB;
-use crate::batch::{GROUP_HEADER_LEN, WriteBatch, decode_group, decode_log_trailer};
+use crate::batch::{WriteBatch, decode_log_trailer};
 use crate::error::{Error, Result};
 use crate::filename::log_path;
 use crate::recovery::wal_error;
@@ -152,32 +152,24 @@ impl DBWALIterator {
             if decode_log_trailer(record).is_some() {
                 continue;
             }
-            let (first, ops) = decode_group(record).map_err(|e| {
+            // A log record is a batch's representation with its first
+            // sequence number in the header; the batch rebuilt from it
+            // carries none, as `WriteBatch::data` gives it.
+            let batch = WriteBatch::try_from_data(record).map_err(|e| {
                 Error::Corruption(format!(
                     "{}: a record that does not decode: {}",
                     path.display(),
                     e.0
                 ))
             })?;
-            if ops.is_empty() || first + ops.len() as u64 <= self.from {
+            let first = u64::from_le_bytes(record[..8].try_into().expect("a decoded header"));
+            if batch.is_empty() || first + batch.len() as u64 <= self.from {
                 continue;
             }
             if first > self.visible {
                 self.logs.clear();
                 return Ok(None);
             }
-            let mut data = record.to_vec();
-            // A batch's header carries no sequence number (RocksDB's
-            // representation, as `WriteBatch::data` gives it).
-            data[..8].fill(0);
-            let batch = WriteBatch::try_from_data(&data).map_err(|e| {
-                Error::Corruption(format!(
-                    "{}: a record that does not decode: {}",
-                    path.display(),
-                    e.0
-                ))
-            })?;
-            debug_assert_eq!(data.len() - GROUP_HEADER_LEN, batch.data_size());
             return Ok(Some((first, batch)));
         }
         Ok(None)
