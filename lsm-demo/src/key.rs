@@ -406,13 +406,79 @@ pub struct EntryComparator;
 impl Comparator for EntryComparator {
     #[inline]
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        compare_internal_keys(decode_entry(a).0, decode_entry(b).0)
+        // Most comparisons are decided by the first 8 bytes of the user
+        // keys: read them straight from the entries when both keys have
+        // a one-byte length and a user key of 8 bytes or more.
+        if let (
+            Some(&[la, a0, a1, a2, a3, a4, a5, a6, a7]),
+            Some(&[lb, b0, b1, b2, b3, b4, b5, b6, b7]),
+        ) = (a.first_chunk::<9>(), b.first_chunk::<9>())
+        {
+            const MIN: u8 = TAG_LEN as u8 + 8;
+            if (MIN..0x80).contains(&la)
+                && (MIN..0x80).contains(&lb)
+                && usize::from(la) < a.len()
+                && usize::from(lb) < b.len()
+            {
+                let wa = u64::from_be_bytes([a0, a1, a2, a3, a4, a5, a6, a7]);
+                let wb = u64::from_be_bytes([b0, b1, b2, b3, b4, b5, b6, b7]);
+                if wa != wb {
+                    return wa.cmp(&wb);
+                }
+            }
+        }
+        compare_internal_keys(entry_key(a), entry_key(b))
     }
+}
+
+/// The internal key of an entry: `decode_entry(e).0`, with the common case
+/// (a key shorter than 128 bytes, whose length is one varint byte) first.
+/// A memtable insert compares entries a few dozen times; this keeps each
+/// comparison to a few loads.
+#[inline(always)]
+fn entry_key(e: &[u8]) -> &[u8] {
+    if let Some((&len, rest)) = e.split_first()
+        && len < 0x80
+    {
+        return rest.get(..usize::from(len)).unwrap_or(&[]);
+    }
+    decode_entry(e).0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entry_comparator_agrees_with_decoded_internal_keys() {
+        // Keys around the fast path's edges: shorter than 8 bytes, sharing
+        // their first 8 bytes, and long enough for a two-byte length.
+        let mut keys: Vec<Vec<u8>> = vec![vec![], b"a".to_vec(), b"abcdefg".to_vec()];
+        for len in [8, 9, 16, 119, 120, 200] {
+            for last in [0u8, 7, 255] {
+                let mut k = vec![b'k'; len];
+                k[len - 1] = last;
+                keys.push(k);
+            }
+        }
+        keys.push([b'k'; 8].iter().copied().chain([0]).collect());
+        let mut entries = Vec::new();
+        for k in &keys {
+            for seq in [1, 7] {
+                entries.push(entry(k, seq, ValueType::Value, b"v"));
+                entries.push(entry(k, seq, ValueType::Deletion, b""));
+            }
+        }
+        for a in &entries {
+            for b in &entries {
+                assert_eq!(
+                    EntryComparator.compare(a, b),
+                    compare_internal_keys(decode_entry(a).0, decode_entry(b).0),
+                    "{a:?} against {b:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn newest_version_sorts_first() {
