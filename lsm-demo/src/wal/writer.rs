@@ -35,13 +35,18 @@ pub fn frame_record(payload_parts: &[&[u8]], out: &mut Vec<u8>) -> io::Result<()
     })?;
     let start = out.len();
     out.reserve(RECORD_HEADER_LEN + total);
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&masked_crc(payload_parts).to_le_bytes());
-    let header_crc = masked_crc(&[&out[start..start + 8]]);
-    out.extend_from_slice(&header_crc.to_le_bytes());
+    out.extend_from_slice(&[0; RECORD_HEADER_LEN]);
     for part in payload_parts {
         out.extend_from_slice(part);
     }
+    // One checksum pass over the payload, contiguous once copied, rather
+    // than one per part.
+    let payload_crc = masked_crc(&[&out[start + RECORD_HEADER_LEN..]]);
+    let header = &mut out[start..start + RECORD_HEADER_LEN];
+    header[..4].copy_from_slice(&len.to_le_bytes());
+    header[4..8].copy_from_slice(&payload_crc.to_le_bytes());
+    let header_crc = masked_crc(&[&header[..8]]);
+    header[8..].copy_from_slice(&header_crc.to_le_bytes());
     Ok(())
 }
 
