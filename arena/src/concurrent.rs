@@ -106,13 +106,14 @@ struct Inner {
     cache_run: usize,
     /// Requests needing more than this bypass the thread cache.
     cache_request_limit: usize,
-    cache_refills: AtomicUsize,
     shards: Box<[CachePadded<Shard>]>,
 }
 
 struct Main {
     arena: Arena,
     shard_refills: Cell<usize>,
+    /// Thread-cache runs taken from the main arena itself.
+    runs: Cell<usize>,
 }
 
 struct Shard {
@@ -121,6 +122,34 @@ struct Shard {
     /// statistics (and by threads choosing between shard 0 and the main
     /// arena).
     unused: AtomicUsize,
+    /// Thread-cache runs taken from this shard: stored under its lock (a
+    /// load and a store, no read-modify-write: the line is this CPU's
+    /// already), summed by the statistics. Counting runs here rather than in
+    /// one arena-wide counter keeps a shared line out of every refill.
+    runs: AtomicUsize,
+}
+
+/// What a request to the shared paths is for: the statistics count
+/// thread-cache runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Request {
+    /// A caller's allocation.
+    User,
+    /// A run for the calling thread's cache.
+    Run,
+}
+
+impl Shard {
+    /// Counts a run served by this shard; called with its slice locked.
+    #[inline]
+    fn count(&self, request: Request) {
+        if request == Request::Run {
+            // Relaxed: stored only under the shard's lock, so a load and a
+            // store cannot lose a count; `stats` sums the counts.
+            self.runs
+                .store(self.runs.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The free range `front..back` of a slice taken from the main arena.
@@ -243,6 +272,7 @@ impl ConcurrentArena {
                         back: 0,
                     }),
                     unused: AtomicUsize::new(0),
+                    runs: AtomicUsize::new(0),
                 })
             })
             .collect();
@@ -257,12 +287,12 @@ impl ConcurrentArena {
             id: thread_cache::new_arena_id(),
             cache_run,
             cache_request_limit: cache_run / 8,
-            cache_refills: AtomicUsize::new(0),
             memory_allocated: AtomicUsize::new(arena.memory_allocated_bytes()),
             main_unused: AtomicUsize::new(arena.allocated_and_unused()),
             main: SpinLock::new(Main {
                 arena,
                 shard_refills: Cell::new(0),
+                runs: Cell::new(0),
             }),
             block_size: arena_block_size,
             shard_block_size,
@@ -412,12 +442,12 @@ impl ConcurrentArena {
             };
             // Relaxed: `&mut self` excludes every other user.
             shard.unused.store(0, Ordering::Relaxed);
+            shard.runs.store(0, Ordering::Relaxed);
         }
         let mut main = inner.main.lock();
         main.get_mut().arena.reset();
         main.get_mut().shard_refills.set(0);
-        // Relaxed: `&mut self` excludes every other user.
-        inner.cache_refills.store(0, Ordering::Relaxed);
+        main.get_mut().runs.set(0);
         inner.publish(&main.get().arena);
     }
 
@@ -470,8 +500,14 @@ impl ConcurrentArena {
         stats.approximate_memory_usage =
             stats.approximate_memory_usage.saturating_sub(shard_unused);
         stats.shard_refills = main.get().shard_refills.get();
-        // Relaxed: a statistic.
-        stats.thread_cache_refills = inner.cache_refills.load(Ordering::Relaxed);
+        // Relaxed: statistics, exact once the threads that took runs are
+        // done (each count is stored under its shard's lock).
+        let shard_runs: usize = inner
+            .shards
+            .iter()
+            .map(|shard| shard.runs.load(Ordering::Relaxed))
+            .sum();
+        stats.thread_cache_refills = main.get().runs.get() + shard_runs;
         stats
     }
 }
@@ -501,14 +537,19 @@ impl Inner {
         {
             return Ok(ptr);
         }
-        self.alloc_routed(layout, need)
+        self.alloc_routed(layout, need, Request::User)
     }
 
     /// RocksDB's routing: large requests and uncontended threads to the
     /// main arena, the others to their CPU's shard.
-    fn alloc_routed(&self, layout: Layout, need: usize) -> Result<NonNull<u8>, AllocError> {
+    fn alloc_routed(
+        &self,
+        layout: Layout,
+        need: usize,
+        request: Request,
+    ) -> Result<NonNull<u8>, AllocError> {
         if need > self.shard_request_limit {
-            return self.alloc_main(&self.main.lock(), layout);
+            return self.alloc_main(&self.main.lock(), layout, request);
         }
         let hint = cpu::shard_hint();
         // Relaxed: a heuristic peek; shard 0 is used once it holds bytes, so
@@ -519,9 +560,9 @@ impl Inner {
             && self.shards[0].unused.load(Ordering::Relaxed) == 0
             && let Some(main) = self.main.try_lock()
         {
-            return self.alloc_main(&main, layout);
+            return self.alloc_main(&main, layout, request);
         }
-        self.alloc_shard(layout, need, hint)
+        self.alloc_shard(layout, need, hint, request)
     }
 
     /// Serves a small request from a fresh run of this thread's cache, taken
@@ -543,13 +584,13 @@ impl Inner {
         }
         let run_layout = Layout::from_size_align(self.cache_run, BLOCK_ALIGN)
             .expect("a run is far below isize::MAX");
-        let run = self.alloc_routed(run_layout, self.cache_run).ok()?;
+        let run = self
+            .alloc_routed(run_layout, self.cache_run, Request::Run)
+            .ok()?;
         // SAFETY: `run` is `cache_run` fresh bytes of this arena, handed to
         // this thread alone, valid until the arena drops or is reset, and
         // `reset` retires `self.id`.
         unsafe { thread_cache::install(self.id, run, self.cache_run) };
-        // Relaxed: a statistic.
-        self.cache_refills.fetch_add(1, Ordering::Relaxed);
         thread_cache::bump(self.id, layout)
     }
 
@@ -559,10 +600,14 @@ impl Inner {
         &self,
         main: &SpinGuard<'_, Main>,
         layout: Layout,
+        request: Request,
     ) -> Result<NonNull<u8>, AllocError> {
         let arena = &main.get().arena;
         let result = arena.try_alloc_layout(layout);
         self.publish(arena);
+        if request == Request::Run && result.is_ok() {
+            main.get().runs.set(main.get().runs.get() + 1);
+        }
         result
     }
 
@@ -586,6 +631,7 @@ impl Inner {
         layout: Layout,
         need: usize,
         hint: usize,
+        request: Request,
     ) -> Result<NonNull<u8>, AllocError> {
         let (shard, mut slice) = match self.shards[hint & self.shard_mask].slice.try_lock() {
             Some(slice) => (&self.shards[hint & self.shard_mask], slice),
@@ -603,9 +649,10 @@ impl Inner {
             // Relaxed: a statistic, read by `stats` under the main lock;
             // this store only lowers it.
             shard.unused.store(slice.get().unused(), Ordering::Relaxed);
+            shard.count(request);
             return Ok(ptr);
         }
-        self.refill_and_alloc(shard, &mut slice, layout, need)
+        self.refill_and_alloc(shard, &mut slice, layout, need, request)
     }
 
     /// The shard's slice is too small for `layout`: serve it with a new slice
@@ -619,6 +666,7 @@ impl Inner {
         slice: &mut SpinGuard<'_, Slice>,
         layout: Layout,
         need: usize,
+        request: Request,
     ) -> Result<NonNull<u8>, AllocError> {
         if layout.size() == 0 {
             return Ok(dangling(layout.align()));
@@ -627,7 +675,7 @@ impl Inner {
         let arena = &main.get().arena;
         let exact = arena.aligned_tail();
         if arena.is_in_inline_block() && exact >= need {
-            return self.alloc_main(&main, layout);
+            return self.alloc_main(&main, layout, request);
         }
         let shard_block = self.shard_block_size;
         // Take the main arena's whole tail rather than strand it, when it is
@@ -643,7 +691,7 @@ impl Inner {
             Ok(start) => start,
             // No room for a slice (memory limit): the request itself may
             // still fit in the main arena's current block.
-            Err(_) => return self.alloc_main(&main, layout),
+            Err(_) => return self.alloc_main(&main, layout, request),
         };
         let slice = slice.get_mut();
         // The old slice's free bytes are abandoned (less than `need`).
@@ -665,6 +713,7 @@ impl Inner {
             .expect("a fresh slice has room for any request of at most a quarter shard block");
         // Relaxed: as in `alloc_shard`.
         shard.unused.store(slice.unused(), Ordering::Relaxed);
+        shard.count(request);
         Ok(ptr)
     }
 }
