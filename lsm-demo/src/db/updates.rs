@@ -106,8 +106,10 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
     }
 }
 
-/// The batches of [`DB::get_updates_since`](crate::DBWithThreadMode::get_updates_since), in sequence order: each
+/// The batches of [`DB::get_updates_since`], in sequence order: each
 /// `(first sequence number, batch)`, or the error that ended the reading.
+///
+/// [`DB::get_updates_since`]: crate::DBWithThreadMode::get_updates_since
 ///
 /// # Examples
 ///
