@@ -7,7 +7,24 @@
 
 use lsm_demo as rocksdb;
 
-use rocksdb::{DB, Direction, IteratorMode, Options, ReadOptions, WriteBatch, properties};
+use rocksdb::{
+    DB, DBAccess, DBWithThreadMode, Direction, IteratorMode, MultiThreaded, Options, ReadOptions,
+    SliceTransform, SnapshotWithThreadMode, WriteBatch, properties,
+};
+
+/// Code generic over the database type, as the `rocksdb` crate's
+/// `DBAccess` allows: the keys a fresh snapshot sees, and one value read
+/// as of it.
+fn snapshot_view<D: DBAccess>(
+    db: &D,
+    key: &[u8],
+) -> Result<(usize, Option<Vec<u8>>), rocksdb::Error> {
+    let snapshot = SnapshotWithThreadMode::new(db);
+    let mut read_opts = ReadOptions::default();
+    read_opts.set_snapshot(&snapshot);
+    let value = db.get_opt(key, &read_opts)?;
+    Ok((snapshot.iterator(IteratorMode::Start).count(), value))
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
@@ -80,8 +97,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(stats) = db.property_value(properties::STATS)? {
         println!("{stats}");
     }
+    assert_eq!(snapshot_view(&db, b"key2")?, (3, Some(b"value2".to_vec())));
     drop(snapshot);
     drop(db);
     DB::destroy(&Options::default(), &path)?;
+
+    // The multi-threaded mode, and iteration within a key prefix.
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    opts.set_prefix_extractor(SliceTransform::create_fixed_prefix(5));
+    let db = DBWithThreadMode::<MultiThreaded>::open(&opts, dir.path().join("prefixed"))?;
+    for key in ["post:1", "user:1", "user:2", "zone:1"] {
+        db.put(key, b"v")?;
+    }
+    let users: Vec<Box<[u8]>> = db
+        .prefix_iterator(b"user:")
+        .map(|kv| kv.map(|(k, _)| k))
+        .collect::<Result<_, _>>()?;
+    assert_eq!(
+        users,
+        [Box::from(&b"user:1"[..]), Box::from(&b"user:2"[..])]
+    );
+    let mut read_opts = ReadOptions::default();
+    read_opts.set_prefix_same_as_start(true);
+    let mut it = db.raw_iterator_opt(read_opts);
+    it.seek_for_prev(b"user:9");
+    let mut backward = Vec::new();
+    while let Some(key) = it.key() {
+        backward.push(String::from_utf8_lossy(key).into_owned());
+        it.prev();
+    }
+    assert_eq!(backward, ["user:2", "user:1"]);
+    assert_eq!(snapshot_view(&db, b"zone:1")?, (4, Some(b"v".to_vec())));
     Ok(())
 }

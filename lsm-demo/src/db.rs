@@ -47,6 +47,7 @@
 //! retired, are described in [`crate::recovery`].
 
 use std::collections::BTreeMap;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
@@ -75,13 +76,18 @@ mod pinned;
 mod properties;
 mod snapshot;
 mod stats;
+mod thread_mode;
 mod updates;
 mod write;
 use background::Background;
-pub use iter::{DBIterator, DBRawIterator, Direction, IteratorMode, KvPair};
+pub use iter::{
+    DBIterator, DBIteratorWithThreadMode, DBRawIterator, DBRawIteratorWithThreadMode, Direction,
+    IteratorMode, KvPair,
+};
 pub use pinned::DBPinnableSlice;
-pub use snapshot::Snapshot;
+pub use snapshot::{Snapshot, SnapshotWithThreadMode};
 pub use stats::{DbStats, LevelStats, WriteStallStats};
+pub use thread_mode::{DBAccess, MultiThreaded, SingleThreaded, ThreadMode};
 pub use updates::DBWALIterator;
 use write::{LogFile, SyncItem, check_batch_size};
 
@@ -93,7 +99,10 @@ struct State {
     bg: Background,
 }
 
-pub(crate) struct Shared {
+/// The engine behind a database handle. `pub` only so that the sealed
+/// trait behind [`DBAccess`] can return it; nothing outside the crate can
+/// name it.
+pub struct Shared {
     dir: PathBuf,
     opts: Options,
     fs: Arc<dyn FileSystem>,
@@ -146,7 +155,20 @@ pub(crate) struct Shared {
     _lock: Box<dyn FileLock>,
 }
 
-/// An open database.
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An open database in thread mode `T`, the `rocksdb` crate's generic name;
+/// code names it through [`DB`].
+///
+/// The mode only matters for column families in the `rocksdb` crate, and
+/// this engine has none: [`SingleThreaded`] and [`MultiThreaded`] behave
+/// the same in every method (see [`ThreadMode`]).
 ///
 /// `DB` is `Send + Sync`: share it with `Arc` or scoped threads and call
 /// everything through `&DB`. Dropping it stops the background threads (a
@@ -174,12 +196,57 @@ pub(crate) struct Shared {
 /// db.write_opt(batch, &wo).unwrap();
 /// assert_eq!(db.get(b"hello").unwrap(), None);
 /// ```
-pub struct DB {
+pub struct DBWithThreadMode<T: ThreadMode> {
     shared: Arc<Shared>,
     background: Vec<JoinHandle<()>>,
+    _mode: PhantomData<T>,
 }
 
-impl std::fmt::Debug for DB {
+/// The database type code names, as in the `rocksdb` crate:
+/// [`DBWithThreadMode`] in the [`SingleThreaded`] mode (with the
+/// `multi-threaded-cf` feature, [`MultiThreaded`], as the `rocksdb` crate's
+/// feature of that name does). Both modes behave the same here.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, DBWithThreadMode, ThreadMode};
+///
+/// fn put_one<T: ThreadMode>(db: &DBWithThreadMode<T>) {
+///     db.put(b"k", b"v").unwrap();
+/// }
+///
+/// let db = DB::open_default(dir.path()).unwrap();
+/// put_one(&db); // `DB` is one `DBWithThreadMode`
+/// assert!(db.get(b"k").unwrap().is_some());
+/// ```
+#[cfg(not(feature = "multi-threaded-cf"))]
+pub type DB = DBWithThreadMode<SingleThreaded>;
+
+/// The database type code names, as in the `rocksdb` crate:
+/// [`DBWithThreadMode`] in the [`MultiThreaded`] mode (the
+/// `multi-threaded-cf` feature is on; without it, [`SingleThreaded`]). Both
+/// modes behave the same here.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, DBWithThreadMode, ThreadMode};
+///
+/// fn put_one<T: ThreadMode>(db: &DBWithThreadMode<T>) {
+///     db.put(b"k", b"v").unwrap();
+/// }
+///
+/// let db = DB::open_default(dir.path()).unwrap();
+/// put_one(&db); // `DB` is one `DBWithThreadMode`
+/// assert!(db.get(b"k").unwrap().is_some());
+/// ```
+#[cfg(feature = "multi-threaded-cf")]
+pub type DB = DBWithThreadMode<MultiThreaded>;
+
+impl<T: ThreadMode> std::fmt::Debug for DBWithThreadMode<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DB")
             .field("path", &self.shared.dir)
@@ -187,7 +254,7 @@ impl std::fmt::Debug for DB {
     }
 }
 
-impl DB {
+impl<T: ThreadMode> DBWithThreadMode<T> {
     /// Writes `value` under `key`.
     ///
     /// # Examples
@@ -600,7 +667,7 @@ impl DB {
     }
 }
 
-impl Drop for DB {
+impl<T: ThreadMode> Drop for DBWithThreadMode<T> {
     fn drop(&mut self) {
         // Writes made without the log live only in memory: flush them.
         let unlogged = {

@@ -113,13 +113,15 @@ pub mod wal;
 
 pub use batch::{BadRecord, BatchOp, WriteBatch, WriteBatchIterator};
 pub use db::{
-    DB, DBIterator, DBPinnableSlice, DBRawIterator, DBWALIterator, DbStats, Direction,
-    IteratorMode, KvPair, LevelStats, Snapshot, WriteStallStats,
+    DB, DBAccess, DBIterator, DBIteratorWithThreadMode, DBPinnableSlice, DBRawIterator,
+    DBRawIteratorWithThreadMode, DBWALIterator, DBWithThreadMode, DbStats, Direction, IteratorMode,
+    KvPair, LevelStats, MultiThreaded, SingleThreaded, Snapshot, SnapshotWithThreadMode,
+    ThreadMode, WriteStallStats,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use options::{
     BottommostLevelCompaction, CompactOptions, MAX_KEY_LEN, MAX_VALUE_LEN, MemtableKind, Options,
-    ReadOptions, WaitForCompactOptions, WriteOptions,
+    ReadOptions, SliceTransform, WaitForCompactOptions, WriteOptions,
 };
 pub use recovery::RecoveryStats;
 pub use wal::DBRecoveryMode;

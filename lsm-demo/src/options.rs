@@ -5,8 +5,10 @@ use crate::wal::DBRecoveryMode;
 
 mod compaction;
 mod read_write;
+mod slice_transform;
 pub use compaction::{BottommostLevelCompaction, CompactOptions, WaitForCompactOptions};
 pub use read_write::{ReadOptions, WriteOptions};
+pub use slice_transform::SliceTransform;
 
 /// Largest key the engine accepts (bytes). Longer keys get
 /// [`Error::InvalidArgument`].
@@ -87,6 +89,8 @@ pub struct Options {
     pub(crate) write_group: write_group::Options,
     pub(crate) max_bgerror_resume_count: u32,
     pub(crate) bgerror_resume_retry_interval: std::time::Duration,
+    /// Iterators with `prefix_same_as_start` stay within a prefix it takes.
+    pub(crate) prefix_extractor: Option<SliceTransform>,
 }
 
 impl Default for Options {
@@ -119,6 +123,7 @@ impl Default for Options {
             write_group: write_group::Options::default(),
             max_bgerror_resume_count: i32::MAX as u32,
             bgerror_resume_retry_interval: std::time::Duration::from_secs(1),
+            prefix_extractor: None,
         }
     }
 }
@@ -356,6 +361,35 @@ impl Options {
     /// ```
     pub fn set_bloom_bits_per_key(&mut self, bits: usize) -> &mut Self {
         self.bloom_bits_per_key = bits;
+        self
+    }
+    /// The prefix extractor (none by default): iterators made with
+    /// [`ReadOptions::set_prefix_same_as_start`] (as
+    /// [`DB::prefix_iterator`](crate::DB::prefix_iterator)'s are) stop once
+    /// the key's prefix differs from the seek key's. Without one, such
+    /// iterators go on in total order, as in RocksDB.
+    ///
+    /// Only iteration uses it: RocksDB also builds prefix bloom filters
+    /// from it, which this engine does not (its filters are of whole keys,
+    /// for point reads).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options, SliceTransform};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true);
+    /// opts.set_prefix_extractor(SliceTransform::create_fixed_prefix(1));
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// for k in [b"a1", b"a2", b"b1"] {
+    ///     db.put(k, b"v").unwrap();
+    /// }
+    /// assert_eq!(db.prefix_iterator(b"a").count(), 2);
+    /// ```
+    pub fn set_prefix_extractor(&mut self, prefix_extractor: SliceTransform) -> &mut Self {
+        self.prefix_extractor = Some(prefix_extractor);
         self
     }
     /// What recovery does with damaged log records (see [`DBRecoveryMode`];

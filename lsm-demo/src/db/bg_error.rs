@@ -3,14 +3,14 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::{DB, Shared};
+use super::{DBWithThreadMode, Shared, ThreadMode};
 use crate::error::{Error, Result};
 use crate::info_log::info;
 #[cfg(doc)] // for the links in the docs
 use crate::options::Options;
 use crate::wal::LogWriter;
 
-impl DB {
+impl<T: ThreadMode> DBWithThreadMode<T> {
     /// Lets writes in again after a background error stopped them (a log
     /// write, a flush or a compaction that failed), as RocksDB's
     /// `DB::Resume`: a broken log is replaced, every frozen memtable is

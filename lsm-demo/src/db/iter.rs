@@ -1,14 +1,15 @@
-//! The iterators: [`DBIterator`] and the cursor [`DBRawIterator`].
+//! The iterators: [`DBIterator`] and the cursor [`DBRawIterator`], and
+//! their generic names over any [`DBAccess`].
 
 use std::sync::Arc;
 
-use super::DB;
+use super::{DB, DBAccess, DBWithThreadMode, ThreadMode};
 use crate::error::Result;
 use crate::iter::UserIterator;
-use crate::options::ReadOptions;
+use crate::options::{ReadOptions, SliceTransform};
 use crate::version::Version;
 
-impl DB {
+impl<T: ThreadMode> DBWithThreadMode<T> {
     /// Iterates key-value pairs from where `mode` says.
     ///
     /// # Examples
@@ -27,7 +28,7 @@ impl DB {
     ///     .collect();
     /// assert_eq!(keys, [b"b".to_vec().into_boxed_slice(), b"a".to_vec().into_boxed_slice()]);
     /// ```
-    pub fn iterator<'a>(&'a self, mode: IteratorMode<'_>) -> DBIterator<'a> {
+    pub fn iterator(&self, mode: IteratorMode<'_>) -> DBIteratorWithThreadMode<'_, Self> {
         self.iterator_opt(mode, ReadOptions::default())
     }
 
@@ -49,14 +50,73 @@ impl DB {
     /// let keys: Vec<_> = db.iterator_opt(IteratorMode::Start, ro).map(|kv| kv.unwrap().0).collect();
     /// assert_eq!(keys, [Box::from(&b"a"[..])]);
     /// ```
-    pub fn iterator_opt<'a>(&'a self, mode: IteratorMode<'_>, ro: ReadOptions) -> DBIterator<'a> {
-        let mut it = DBIterator {
-            raw: self.raw_iterator_opt(ro),
-            direction: Direction::Forward,
-            done: false,
-        };
-        it.set_mode(mode);
-        it
+    pub fn iterator_opt(
+        &self,
+        mode: IteratorMode<'_>,
+        ro: ReadOptions,
+    ) -> DBIteratorWithThreadMode<'_, Self> {
+        DBIteratorWithThreadMode::new(self, ro, mode)
+    }
+
+    /// Iterates forward from `prefix` with
+    /// [`set_prefix_same_as_start`](ReadOptions::set_prefix_same_as_start),
+    /// as the `rocksdb` crate's `prefix_iterator`.
+    ///
+    /// With a prefix extractor set
+    /// ([`Options::set_prefix_extractor`](crate::Options::set_prefix_extractor)),
+    /// the iteration stops at the first key whose prefix differs from
+    /// `prefix`'s. Without one, as in RocksDB, the option does nothing: the
+    /// iterator goes on in total order from `prefix` to the last key, and
+    /// the caller stops it (with `take_while`, or an upper bound). The same
+    /// holds when `prefix` itself is outside the extractor's domain (shorter
+    /// than a fixed prefix).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options, SliceTransform};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true);
+    /// opts.set_prefix_extractor(SliceTransform::create_fixed_prefix(3));
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// for k in [&b"aaa1"[..], b"bbb1", b"bbb2", b"ccc1"] {
+    ///     db.put(k, b"v").unwrap();
+    /// }
+    /// let keys: Vec<_> = db.prefix_iterator(b"bbb").map(|kv| kv.unwrap().0).collect();
+    /// assert_eq!(keys, [&b"bbb1"[..], b"bbb2"].map(Box::from));
+    /// ```
+    pub fn prefix_iterator<P: AsRef<[u8]>>(&self, prefix: P) -> DBIteratorWithThreadMode<'_, Self> {
+        let mut ro = ReadOptions::default();
+        ro.set_prefix_same_as_start(true);
+        let mode = IteratorMode::From(prefix.as_ref(), Direction::Forward);
+        DBIteratorWithThreadMode::new(self, ro, mode)
+    }
+
+    /// Iterates with
+    /// [`set_total_order_seek`](ReadOptions::set_total_order_seek), as the
+    /// `rocksdb` crate's `full_iterator`: every key from where `mode` says,
+    /// whatever the prefix extractor.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, IteratorMode, Options, SliceTransform};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true);
+    /// opts.set_prefix_extractor(SliceTransform::create_fixed_prefix(1));
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// db.put(b"a1", b"v").unwrap();
+    /// db.put(b"b1", b"v").unwrap();
+    /// assert_eq!(db.full_iterator(IteratorMode::Start).count(), 2);
+    /// ```
+    pub fn full_iterator(&self, mode: IteratorMode<'_>) -> DBIteratorWithThreadMode<'_, Self> {
+        let mut ro = ReadOptions::default();
+        ro.set_total_order_seek(true);
+        DBIteratorWithThreadMode::new(self, ro, mode)
     }
 
     /// A cursor with explicit positioning.
@@ -79,7 +139,7 @@ impl DB {
     /// it.status().unwrap(); // the end, not an error
     /// assert_eq!(keys, [b"a", b"b", b"c"]);
     /// ```
-    pub fn raw_iterator(&self) -> DBRawIterator<'_> {
+    pub fn raw_iterator(&self) -> DBRawIteratorWithThreadMode<'_, Self> {
         self.raw_iterator_opt(ReadOptions::default())
     }
 
@@ -102,18 +162,8 @@ impl DB {
     /// it.seek_to_last();
     /// assert_eq!(it.key(), Some(&b"a"[..])); // "b" came after the snapshot
     /// ```
-    pub fn raw_iterator_opt(&self, ro: ReadOptions) -> DBRawIterator<'_> {
-        let seq = ro.snapshot.unwrap_or_else(|| self.shared.visible());
-        let version = self.shared.current();
-        let inner = UserIterator::new(version.iter(), seq);
-        DBRawIterator {
-            inner,
-            lower_bound: ro.lower_bound,
-            upper_bound: ro.upper_bound,
-            snapshot: ro.snapshot,
-            version,
-            db: self,
-        }
+    pub fn raw_iterator_opt(&self, ro: ReadOptions) -> DBRawIteratorWithThreadMode<'_, Self> {
+        DBRawIteratorWithThreadMode::new(self, ro)
     }
 }
 
@@ -175,6 +225,8 @@ pub enum IteratorMode<'a> {
 }
 
 /// Key-value pairs in order; yields the first error met and then stops.
+/// [`DBIterator`] names it over [`DB`]; this generic name, the `rocksdb`
+/// crate's, takes any [`DBAccess`].
 ///
 /// # Examples
 ///
@@ -189,13 +241,46 @@ pub enum IteratorMode<'a> {
 /// assert_eq!(&*pairs[0].0, b"a");
 /// assert_eq!(&*pairs[1].1, b"2");
 /// ```
-pub struct DBIterator<'a> {
-    raw: DBRawIterator<'a>,
+///
+/// A function for the iterators of any database:
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DBAccess, DBIteratorWithThreadMode, IteratorMode};
+///
+/// fn keys<D: DBAccess>(it: DBIteratorWithThreadMode<'_, D>) -> Vec<Box<[u8]>> {
+///     it.map(|kv| kv.unwrap().0).collect()
+/// }
+///
+/// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+/// db.put(b"a", b"1").unwrap();
+/// assert_eq!(keys(db.iterator(IteratorMode::Start)), [Box::from(&b"a"[..])]);
+/// let snap = db.snapshot();
+/// assert_eq!(keys(snap.iterator(IteratorMode::End)).len(), 1);
+/// ```
+pub struct DBIteratorWithThreadMode<'a, D: DBAccess> {
+    raw: DBRawIteratorWithThreadMode<'a, D>,
     direction: Direction,
     done: bool,
 }
 
-impl std::fmt::Debug for DBIterator<'_> {
+/// [`DBIteratorWithThreadMode`] over [`DB`], the name code written for the
+/// `rocksdb` crate uses.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DBIterator, IteratorMode};
+///
+/// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+/// db.put(b"k", b"v").unwrap();
+/// let it: DBIterator<'_> = db.iterator(IteratorMode::Start);
+/// assert_eq!(it.count(), 1);
+/// ```
+pub type DBIterator<'a> = DBIteratorWithThreadMode<'a, DB>;
+
+impl<D: DBAccess> std::fmt::Debug for DBIteratorWithThreadMode<'_, D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DBIterator")
             .field("direction", &self.direction)
@@ -206,7 +291,20 @@ impl std::fmt::Debug for DBIterator<'_> {
 /// The items of a [`DBIterator`].
 pub type KvPair = (Box<[u8]>, Box<[u8]>);
 
-impl DBIterator<'_> {
+impl<'a, D: DBAccess> DBIteratorWithThreadMode<'a, D> {
+    /// An iterator over `db` with read options, positioned as `mode` says.
+    pub(crate) fn new(db: &'a D, ro: ReadOptions, mode: IteratorMode<'_>) -> Self {
+        let mut it = DBIteratorWithThreadMode {
+            raw: DBRawIteratorWithThreadMode::new(db, ro),
+            direction: Direction::Forward,
+            done: false,
+        };
+        it.set_mode(mode);
+        it
+    }
+}
+
+impl<D: DBAccess> DBIteratorWithThreadMode<'_, D> {
     /// Moves to where `mode` says, in its direction (the `rocksdb` crate's
     /// `set_mode`): the next item is the first from there.
     ///
@@ -249,7 +347,7 @@ impl DBIterator<'_> {
     }
 }
 
-impl Iterator for DBIterator<'_> {
+impl<D: DBAccess> Iterator for DBIteratorWithThreadMode<'_, D> {
     type Item = Result<KvPair>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -272,7 +370,8 @@ impl Iterator for DBIterator<'_> {
 }
 
 /// A cursor over the database as of one sequence: `seek`, `seek_for_prev`,
-/// `next`, `prev`.
+/// `next`, `prev`. [`DBRawIterator`] names it over [`DB`]; this generic
+/// name, the `rocksdb` crate's, takes any [`DBAccess`].
 ///
 /// # Examples
 ///
@@ -287,20 +386,61 @@ impl Iterator for DBIterator<'_> {
 /// it.prev();
 /// assert_eq!(it.value(), Some(&b"1"[..]));
 /// ```
-pub struct DBRawIterator<'a> {
+///
+/// A function for the cursors of any database:
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DBAccess, DBRawIteratorWithThreadMode};
+///
+/// fn last_key<D: DBAccess>(mut it: DBRawIteratorWithThreadMode<'_, D>) -> Option<Vec<u8>> {
+///     it.seek_to_last();
+///     it.key().map(<[u8]>::to_vec)
+/// }
+///
+/// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+/// db.put(b"a", b"1").unwrap();
+/// db.put(b"b", b"2").unwrap();
+/// assert_eq!(last_key(db.raw_iterator()).as_deref(), Some(&b"b"[..]));
+/// ```
+pub struct DBRawIteratorWithThreadMode<'a, D: DBAccess> {
     inner: UserIterator,
     /// The read options' bounds: the cursor is valid only on keys in
     /// `[lower_bound, upper_bound)`.
     lower_bound: Option<Vec<u8>>,
     upper_bound: Option<Vec<u8>>,
+    /// The database's prefix extractor, when the read options ask to stay
+    /// within the seek key's prefix (`prefix_same_as_start` without
+    /// `total_order_seek`).
+    prefix_extractor: Option<&'a SliceTransform>,
+    /// The prefix the cursor stays within, taken from the last seek: it is
+    /// valid only on keys with this prefix. `None` when not limited.
+    prefix: Option<Vec<u8>>,
     /// The read options' snapshot: what `refresh` keeps reading.
     snapshot: Option<u64>,
     /// Keeps the memtables and files the cursor reads alive.
     version: Arc<Version>,
-    db: &'a DB,
+    db: &'a D,
 }
 
-impl std::fmt::Debug for DBRawIterator<'_> {
+/// [`DBRawIteratorWithThreadMode`] over [`DB`], the name code written for
+/// the `rocksdb` crate uses.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::DBRawIterator;
+///
+/// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
+/// db.put(b"k", b"v").unwrap();
+/// let mut it: DBRawIterator<'_> = db.raw_iterator();
+/// it.seek_to_first();
+/// assert_eq!(it.key(), Some(&b"k"[..]));
+/// ```
+pub type DBRawIterator<'a> = DBRawIteratorWithThreadMode<'a, DB>;
+
+impl<D: DBAccess> std::fmt::Debug for DBRawIteratorWithThreadMode<'_, D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DBRawIterator")
             .field("valid", &self.inner.valid())
@@ -308,7 +448,32 @@ impl std::fmt::Debug for DBRawIterator<'_> {
     }
 }
 
-impl DBRawIterator<'_> {
+impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
+    /// A cursor over `db` with read options, not positioned yet.
+    pub(crate) fn new(db: &'a D, ro: ReadOptions) -> Self {
+        let shared = db.shared();
+        let seq = ro.snapshot.unwrap_or_else(|| shared.visible());
+        let version = shared.current();
+        let inner = UserIterator::new(version.iter(), seq);
+        let prefix_extractor = if ro.prefix_same_as_start && !ro.total_order_seek {
+            shared.opts.prefix_extractor.as_ref()
+        } else {
+            None
+        };
+        DBRawIteratorWithThreadMode {
+            inner,
+            lower_bound: ro.lower_bound,
+            upper_bound: ro.upper_bound,
+            prefix_extractor,
+            prefix: None,
+            snapshot: ro.snapshot,
+            version,
+            db,
+        }
+    }
+}
+
+impl<D: DBAccess> DBRawIteratorWithThreadMode<'_, D> {
     /// Moves the cursor to the database as it is now (or, made with a
     /// snapshot, keeps reading the snapshot) and leaves it unpositioned, as
     /// RocksDB's `Iterator::Refresh`: the files and memtables it held are
@@ -333,8 +498,9 @@ impl DBRawIterator<'_> {
     /// assert_eq!(it.key(), Some(&b"b"[..]));
     /// ```
     pub fn refresh(&mut self) -> Result<()> {
-        let seq = self.snapshot.unwrap_or_else(|| self.db.shared.visible());
-        let version = self.db.shared.current();
+        let shared = self.db.shared();
+        let seq = self.snapshot.unwrap_or_else(|| shared.visible());
+        let version = shared.current();
         self.inner = UserIterator::new(version.iter(), seq);
         self.version = version;
         Ok(())
@@ -356,12 +522,37 @@ impl DBRawIterator<'_> {
     /// assert!(!it.valid()); // past the last key
     /// ```
     pub fn valid(&self) -> bool {
-        self.inner.valid() && self.in_bounds(self.inner.key())
+        self.inner.valid() && self.in_range(self.inner.key())
     }
 
-    fn in_bounds(&self, key: &[u8]) -> bool {
+    /// Whether `key` is within the bounds and the prefix.
+    #[inline]
+    fn in_range(&self, key: &[u8]) -> bool {
         self.lower_bound.as_deref().is_none_or(|lower| key >= lower)
             && self.upper_bound.as_deref().is_none_or(|upper| key < upper)
+            && match (&self.prefix, self.prefix_extractor) {
+                (Some(prefix), Some(extractor)) => extractor.has_prefix(key, prefix),
+                _ => true,
+            }
+    }
+
+    /// With `prefix_same_as_start`, limits the cursor to the prefix of
+    /// `key` (no limit when `key` is outside the extractor's domain).
+    fn limit_to_prefix_of(&mut self, key: &[u8]) {
+        if let Some(extractor) = self.prefix_extractor {
+            self.prefix = extractor.prefix_of(key).map(<[u8]>::to_vec);
+        }
+    }
+
+    /// With `prefix_same_as_start`, after a seek to the first or the last
+    /// key: limits the cursor to the prefix of the key it landed on.
+    fn limit_to_current_prefix(&mut self) {
+        if let Some(extractor) = self.prefix_extractor {
+            self.prefix = None;
+            if self.valid() {
+                self.prefix = extractor.prefix_of(self.inner.key()).map(<[u8]>::to_vec);
+            }
+        }
     }
 
     /// The current key and value, or `None` when not on an entry.
@@ -425,6 +616,7 @@ impl DBRawIterator<'_> {
             Some(lower) => self.inner.seek(lower),
             None => self.inner.seek_to_first(),
         }
+        self.limit_to_current_prefix();
     }
     /// Moves to the last key.
     ///
@@ -449,6 +641,7 @@ impl DBRawIterator<'_> {
             }
             None => self.inner.seek_to_last(),
         }
+        self.limit_to_current_prefix();
     }
     /// Moves to the first key `>= key`.
     ///
@@ -466,6 +659,7 @@ impl DBRawIterator<'_> {
     /// assert!(!it.valid());
     /// ```
     pub fn seek(&mut self, key: impl AsRef<[u8]>) {
+        self.limit_to_prefix_of(key.as_ref());
         match &self.lower_bound {
             Some(lower) if key.as_ref() < &lower[..] => self.inner.seek(lower),
             _ => self.inner.seek(key.as_ref()),
@@ -491,6 +685,7 @@ impl DBRawIterator<'_> {
             Some(upper) if key.as_ref() >= &upper[..] => self.seek_to_last(),
             _ => self.inner.seek_for_prev(key.as_ref()),
         }
+        self.limit_to_prefix_of(key.as_ref());
     }
     /// Moves to the next key; no-op when not valid.
     ///

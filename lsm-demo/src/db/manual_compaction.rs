@@ -3,13 +3,13 @@
 //! data.
 
 use super::background::levels_of;
-use super::{DB, Shared};
+use super::{DBWithThreadMode, Shared, ThreadMode};
 use crate::compaction::picker;
 use crate::error::Result;
 use crate::manifest::NUM_LEVELS;
 use crate::options::{BottommostLevelCompaction, CompactOptions};
 
-impl DB {
+impl<T: ThreadMode> DBWithThreadMode<T> {
     /// Compacts every key in `[start, end]` (an open end unbounded; both
     /// `None`: the whole database) down to the last level that holds data:
     /// the memtables are flushed, then each level's files in the range are

@@ -1,11 +1,11 @@
 //! Point reads of many keys at once, as the `rocksdb` crate's `multi_get`
 //! family: every key is read as of one sequence number and one version.
 
-use super::DB;
+use super::{DBWithThreadMode, ThreadMode};
 use crate::error::Result;
 use crate::options::ReadOptions;
 
-impl DB {
+impl<T: ThreadMode> DBWithThreadMode<T> {
     /// The values of `keys`, in their order, each `Ok(None)` when absent;
     /// all read as of one point in time (the same sequence number and the
     /// same set of memtables and files), so a concurrent write is seen for

@@ -9,7 +9,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::background::Background;
 use super::write::LogFile;
-use super::{DB, Shared, State};
+use super::{DBWithThreadMode, Shared, State, ThreadMode};
 use crate::env::{FileSystem, PosixFs};
 use crate::error::{Error, Result};
 use crate::info_log::{InfoLog, info};
@@ -19,7 +19,7 @@ use crate::recovery::{Inventory, create_database, lock_dir, recognise, recover};
 use crate::version::Version;
 use ordered_publish::{OrderedQueue, Sequencer, Tracker};
 
-impl DB {
+impl<T: ThreadMode> DBWithThreadMode<T> {
     /// Opens the database in `path` with default options, creating it if missing.
     ///
     /// # Examples
@@ -29,10 +29,10 @@ impl DB {
     /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
     /// db.put(b"k", b"v").unwrap();
     /// ```
-    pub fn open_default(path: impl AsRef<Path>) -> Result<DB> {
+    pub fn open_default(path: impl AsRef<Path>) -> Result<Self> {
         let mut opts = Options::default();
         opts.create_if_missing(true);
-        DB::open(&opts, path)
+        Self::open(&opts, path)
     }
 
     /// Opens (and recovers) the database in `path`.
@@ -41,7 +41,7 @@ impl DB {
     /// are replayed to a point in time as the recovery mode says
     /// ([`Options::set_wal_recovery_mode`]); only files the manifest retired
     /// are deleted, and damaged ones are set aside in `lost/`. What recovery
-    /// did is in [`DbStats::recovery`](crate::DbStats::recovery) ([`DB::stats`]).
+    /// did is in [`DbStats::recovery`](crate::DbStats::recovery) ([`DB::stats`](Self::stats)).
     ///
     /// # Errors
     ///
@@ -70,8 +70,8 @@ impl DB {
     /// let db = DB::open(&opts, &path).unwrap(); // recovers the write from the log
     /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     /// ```
-    pub fn open(opts: &Options, path: impl AsRef<Path>) -> Result<DB> {
-        DB::open_with_fs(opts, path, Arc::new(PosixFs))
+    pub fn open(opts: &Options, path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with_fs(opts, path, Arc::new(PosixFs))
     }
 
     /// Opens the database through a custom file system (fault injection).
@@ -100,7 +100,7 @@ impl DB {
         opts: &Options,
         path: impl AsRef<Path>,
         fs: Arc<dyn FileSystem>,
-    ) -> Result<DB> {
+    ) -> Result<Self> {
         opts.validate()?;
         let dir = path.as_ref().to_path_buf();
         prepare_dir(&*fs, &dir, opts)?;
@@ -172,7 +172,11 @@ impl DB {
             _lock: lock,
         });
         let background = shared.start_background()?;
-        let db = DB { shared, background };
+        let db = DBWithThreadMode {
+            shared,
+            background,
+            _mode: std::marker::PhantomData,
+        };
         db.shared.maybe_schedule_compaction();
         Ok(db)
     }
@@ -205,10 +209,10 @@ impl DB {
     /// assert_eq!(left, ["notes.txt"]);
     /// ```
     pub fn destroy(opts: &Options, path: impl AsRef<Path>) -> Result<()> {
-        DB::destroy_with_fs(opts, path, Arc::new(PosixFs))
+        Self::destroy_with_fs(opts, path, Arc::new(PosixFs))
     }
 
-    /// [`DB::destroy`] through a custom file system.
+    /// [`DB::destroy`](Self::destroy) through a custom file system.
     ///
     /// # Examples
     ///

@@ -3,17 +3,24 @@
 use std::marker::PhantomData;
 use std::ops::Deref;
 
-use super::DB;
+use super::{DBWithThreadMode, ThreadMode};
 use crate::error::Result;
 use crate::options::ReadOptions;
 
-/// A value read by [`DB::get_pinned`]: derefs to the bytes, as the
-/// `rocksdb` crate's type does. Unlike RocksDB, which pins the block or
-/// memtable the value lies in, the engine copies the value out (once, as
-/// [`DB::get`] does): its memtables and blocks may be dropped while a
-/// caller holds the slice, and a copy is what lets the borrow be safe. The
-/// type is here so code written for the `rocksdb` crate compiles; it saves
-/// nothing over `get`.
+/// A value read by [`DB::get_pinned`](crate::DB::get_pinned): derefs to
+/// the bytes, as the `rocksdb` crate's type does, but owns them.
+///
+/// RocksDB pins the memtable or the cached block the value lies in and
+/// hands out a pointer into it. This engine does not: the lookup copies
+/// the value's bytes once into a `Vec<u8>` that the slice owns, exactly as
+/// [`DB::get`](crate::DB::get) does, from the memtable's arena when the
+/// newest version is in a memtable, or else out of the data block read from
+/// the table file (the engine keeps no block cache, so that block is read
+/// into a buffer of its own and dropped after the copy). So the slice
+/// holds no memtable, block or file: flushes and compactions go on while it
+/// lives, and it costs what `get` costs, no less. The type is here so that
+/// code written for the `rocksdb` crate compiles; zero-copy reads are not
+/// done.
 ///
 /// # Examples
 ///
@@ -22,12 +29,16 @@ use crate::options::ReadOptions;
 /// let db = lsm_demo::DB::open_default(dir.path()).unwrap();
 /// db.put(b"k", b"value").unwrap();
 /// let v = db.get_pinned(b"k").unwrap().unwrap();
-/// assert_eq!(&*v, b"value");
+/// db.put(b"k", b"newer").unwrap();
+/// db.flush().unwrap(); // the memtable it was read from is gone
+/// assert_eq!(&*v, b"value"); // the copy stays
 /// assert_eq!(v.len(), 5);
 /// ```
 pub struct DBPinnableSlice<'a> {
     value: Vec<u8>,
-    _db: PhantomData<&'a DB>,
+    /// The `rocksdb` crate's slice borrows the database; this one only
+    /// keeps the lifetime, for the same signatures.
+    _db: PhantomData<&'a ()>,
 }
 
 impl Deref for DBPinnableSlice<'_> {
@@ -56,7 +67,7 @@ impl PartialEq<[u8]> for DBPinnableSlice<'_> {
     }
 }
 
-impl DB {
+impl<T: ThreadMode> DBWithThreadMode<T> {
     /// The value of `key` as a [`DBPinnableSlice`] (a copy; see there).
     ///
     /// # Errors

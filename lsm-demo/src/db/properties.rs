@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{DB, Shared};
+use super::{DBWithThreadMode, Shared, ThreadMode};
 use crate::error::Result;
 use crate::manifest::NUM_LEVELS;
 
@@ -111,7 +111,7 @@ impl Shared {
     }
 }
 
-impl DB {
+impl<T: ThreadMode> DBWithThreadMode<T> {
     /// The value of the property `name` as text (integer properties in
     /// decimal), or `None` for a name the engine does not know; the names
     /// are RocksDB's, listed in [`properties`](crate::properties).

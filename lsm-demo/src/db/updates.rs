@@ -4,14 +4,14 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
-use super::DB;
+use super::{DBWithThreadMode, ThreadMode};
 use crate::batch::{WriteBatch, decode_log_trailer};
 use crate::error::{Error, Result};
 use crate::filename::log_path;
 use crate::recovery::wal_error;
 use crate::wal::{DBRecoveryMode, LogReader};
 
-impl DB {
+impl<T: ThreadMode> DBWithThreadMode<T> {
     /// An iterator over the batches in the logs from the one holding
     /// sequence number `seq` on, each with the sequence number of its first
     /// operation, up to the last write visible when it was made (RocksDB's
@@ -108,6 +108,8 @@ impl DB {
 
 /// The batches of [`DB::get_updates_since`], in sequence order: each
 /// `(first sequence number, batch)`, or the error that ended the reading.
+///
+/// [`DB::get_updates_since`]: crate::DBWithThreadMode::get_updates_since
 ///
 /// # Examples
 ///

@@ -135,6 +135,10 @@ pub struct ReadOptions {
     pub(crate) lower_bound: Option<Vec<u8>>,
     /// Iterators see no key at or above it (exclusive bound).
     pub(crate) upper_bound: Option<Vec<u8>>,
+    /// Iterators stay within the seek key's prefix (with an extractor).
+    pub(crate) prefix_same_as_start: bool,
+    /// Iterators ignore the prefix extractor.
+    pub(crate) total_order_seek: bool,
 }
 
 impl ReadOptions {
@@ -212,6 +216,72 @@ impl ReadOptions {
     /// ```
     pub fn set_verify_checksums(&mut self, _v: bool) {}
 
+    /// Iterators made with these options stay within the prefix of the key
+    /// they were positioned at (RocksDB's `prefix_same_as_start`, default
+    /// false), in both directions: once the key's prefix, as the database's
+    /// prefix extractor takes it
+    /// ([`Options::set_prefix_extractor`](crate::Options::set_prefix_extractor)),
+    /// differs from the seek key's, the iterator is no longer valid. A seek
+    /// to the first or the last key stays within the prefix of the key it
+    /// lands on. Bounds still apply.
+    ///
+    /// Without a prefix extractor, with
+    /// [`set_total_order_seek`](Self::set_total_order_seek), or for a seek key
+    /// outside the extractor's domain, it does nothing: the iterator goes on
+    /// in total order, as in RocksDB. Point reads ignore it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Direction, IteratorMode, Options, ReadOptions, SliceTransform};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true);
+    /// opts.set_prefix_extractor(SliceTransform::create_fixed_prefix(1));
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// for k in [b"a1", b"b1", b"b2", b"c1"] {
+    ///     db.put(k, b"v").unwrap();
+    /// }
+    /// let mut ro = ReadOptions::default();
+    /// ro.set_prefix_same_as_start(true);
+    /// let mode = IteratorMode::From(b"b9", Direction::Reverse);
+    /// let keys: Vec<_> = db.iterator_opt(mode, ro).map(|kv| kv.unwrap().0).collect();
+    /// assert_eq!(keys, [&b"b2"[..], b"b1"].map(Box::from)); // "a1" has another prefix
+    /// ```
+    pub fn set_prefix_same_as_start(&mut self, v: bool) {
+        self.prefix_same_as_start = v;
+    }
+
+    /// Iterators made with these options ignore the prefix extractor and
+    /// go in total order (RocksDB's `total_order_seek`, default false): it
+    /// turns [`set_prefix_same_as_start`](Self::set_prefix_same_as_start)
+    /// off. RocksDB needs it to iterate across prefixes with hash-based
+    /// memtables or indexes, which this engine does not have.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Direction, IteratorMode, Options, ReadOptions, SliceTransform};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true);
+    /// opts.set_prefix_extractor(SliceTransform::create_fixed_prefix(1));
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// for k in [b"a1", b"b1"] {
+    ///     db.put(k, b"v").unwrap();
+    /// }
+    /// let mut ro = ReadOptions::default();
+    /// ro.set_prefix_same_as_start(true);
+    /// ro.set_total_order_seek(true);
+    /// let mode = IteratorMode::From(b"a", Direction::Forward);
+    /// assert_eq!(db.iterator_opt(mode, ro).count(), 2);
+    /// ```
+    pub fn set_total_order_seek(&mut self, v: bool) {
+        self.total_order_seek = v;
+    }
+
     /// Read as of `snapshot`.
     ///
     /// # Examples
@@ -231,7 +301,10 @@ impl ReadOptions {
     /// assert_eq!(db.iterator_opt(IteratorMode::Start, ro).count(), 1);
     /// assert_eq!(db.iterator(IteratorMode::Start).count(), 0);
     /// ```
-    pub fn set_snapshot(&mut self, snapshot: &crate::Snapshot<'_>) {
+    pub fn set_snapshot<D: crate::DBAccess>(
+        &mut self,
+        snapshot: &crate::SnapshotWithThreadMode<'_, D>,
+    ) {
         self.snapshot = Some(snapshot.sequence());
     }
 }
