@@ -325,10 +325,10 @@ impl Shared {
 
     fn insert(&self, mem: &Memtable, first: u64, batch: &WriteBatch, wo: &WriteOptions) {
         if self.opts.allow_concurrent_memtable_write {
-            mem.rep.insert_batch(first, batch, true);
+            mem.insert_batch(first, batch, true);
         } else {
             let _serial = self.insert_lock.lock();
-            mem.rep.insert_batch(first, batch, false);
+            mem.insert_batch(first, batch, false);
         }
         if wo.disable_wal && !mem.has_unlogged.load(Ordering::Relaxed) {
             // Relaxed: read on drop, after every write has returned. Stored
