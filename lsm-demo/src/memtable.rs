@@ -118,6 +118,12 @@ impl Memtable {
             .and_then(crate::range_del::TombstoneOutput::new)
     }
 
+    /// Bytes taken: the representation's arena and the range tombstones.
+    #[inline]
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.rep.memory_usage() + self.range_dels.memory_usage()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.rep.len() == 0 && self.range_dels.is_empty()
     }

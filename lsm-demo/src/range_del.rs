@@ -15,7 +15,7 @@
 
 use std::cmp::Ordering;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering as MemOrdering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as MemOrdering};
 
 use parking_lot::Mutex;
 
@@ -280,6 +280,8 @@ impl TombstoneOutput {
 pub(crate) struct MemRangeDels {
     /// Set once the first tombstone is added.
     any: AtomicBool,
+    /// Bytes the tombstones take, counted in the memtable's size.
+    bytes: AtomicUsize,
     inner: Mutex<MemRangeDelsInner>,
 }
 
@@ -298,12 +300,22 @@ impl MemRangeDels {
         if t.is_empty() {
             return;
         }
+        let size = t.start.len() + t.end.len() + std::mem::size_of::<RangeTombstone>();
         let mut inner = self.inner.lock();
         inner.tombstones.push(t);
+        // Relaxed: a size estimate, read to decide when the memtable is full.
+        self.bytes.fetch_add(size, MemOrdering::Relaxed);
         inner.fragmented = None;
         // Release: a reader that sees the flag finds the tombstone under the
         // lock anyway; the flag only lets readers skip the lock.
         self.any.store(true, MemOrdering::Release);
+    }
+
+    /// Bytes the tombstones take (their keys and bookkeeping).
+    #[inline]
+    pub(crate) fn memory_usage(&self) -> usize {
+        // Relaxed: an estimate (see `add`).
+        self.bytes.load(MemOrdering::Relaxed)
     }
 
     /// Whether the memtable holds no tombstone.

@@ -410,7 +410,7 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
                         report.records_dropped += 1;
                     }
                 }
-                if mem.rep.memory_usage() >= opts.write_buffer_size && flush_error.is_none() {
+                if mem.memory_usage() >= opts.write_buffer_size && flush_error.is_none() {
                     flush_error =
                         flush_memtable(fs, dir, opts, &mut mem, &mut next_file_number, &mut built)
                             .err();

@@ -497,3 +497,22 @@ fn random_operations_match_a_model_across_levels() {
     // Everything in the last level: no tombstone is left.
     assert_eq!(tables(dir.path()).iter().map(|&(_, r)| r).sum::<u64>(), 0);
 }
+
+#[test]
+fn memtables_of_range_deletions_fill_up_and_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options();
+    o.set_write_buffer_size(64 << 10);
+    let db = DB::open(&o, dir.path()).unwrap();
+    fill(&db, 10);
+    // Tombstones count in the memtable's size: enough of them switch it.
+    for i in 0..2000u32 {
+        let from = format!("r{i:05}");
+        let to = format!("r{i:05}~");
+        db.delete_range(from.as_bytes(), to.as_bytes()).unwrap();
+    }
+    db.wait_for_compact(&WaitForCompactOptions::default())
+        .unwrap();
+    assert!(!tables(dir.path()).is_empty(), "a memtable was flushed");
+    check_reads(&db, 10, |_| false);
+}

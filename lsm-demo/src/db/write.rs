@@ -412,7 +412,7 @@ impl Shared {
             return;
         }
         UNCHECKED.set(0);
-        if mem.rep.memory_usage() >= self.opts.write_buffer_size {
+        if mem.memory_usage() >= self.opts.write_buffer_size {
             // Relaxed: a hint; writers re-check under the state lock.
             self.memtable_full.store(true, Ordering::Relaxed);
         }
@@ -480,7 +480,7 @@ impl Shared {
 
     /// What a writer must do before it writes, as `st` stands.
     fn room(&self, st: &State, no_slowdown: bool) -> Result<Room> {
-        if st.version.mem.rep.memory_usage() < self.opts.write_buffer_size {
+        if st.version.mem.memory_usage() < self.opts.write_buffer_size {
             return Ok(Room::Enough);
         }
         self.check_bg_error()?;

@@ -295,7 +295,7 @@ impl<'a> Replay<'a> {
                     self.last_sequence = Some(last);
                     self.next_sequence = self.next_sequence.max(last + 1);
                     stats.records_replayed += 1;
-                    if self.mem.rep.memory_usage() >= self.opts.write_buffer_size {
+                    if self.mem.memory_usage() >= self.opts.write_buffer_size {
                         self.flush(manifest)?;
                     }
                 }
