@@ -93,9 +93,7 @@ fn tables(dir: &Path) -> Vec<(u64, u64)> {
 }
 
 fn footer_version(path: &Path) -> u32 {
-    let bytes = std::fs::read(path).unwrap();
-    let at = bytes.len() - FOOTER_LEN as usize + 48;
-    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+    footer_version_of(&std::fs::read(path).unwrap())
 }
 
 fn table_paths(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -515,4 +513,79 @@ fn memtables_of_range_deletions_fill_up_and_flush() {
         .unwrap();
     assert!(!tables(dir.path()).is_empty(), "a memtable was flushed");
     check_reads(&db, 10, |_| false);
+}
+
+/// A database written by the engine before range deletions existed (the
+/// files of `tests/data/db-before-range-deletions`: a format-1 table, a log
+/// and a manifest) opens, reads, and takes range deletions.
+#[test]
+fn a_database_written_before_range_deletions_opens() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/db-before-range-deletions");
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["000002.log", "000003.sst", "MANIFEST"] {
+        std::fs::copy(src.join(name), dir.path().join(name)).unwrap();
+    }
+    assert_eq!(
+        footer_version(&dir.path().join("000003.sst")),
+        BASE_FORMAT_VERSION
+    );
+    let db = open(dir.path());
+    // 50 puts, k010 deleted before the flush, k011 deleted and k100 put
+    // in the log.
+    let gone = |i: u32| i == 10 || i == 11;
+    assert_eq!(db.get(b"k100").unwrap().as_deref(), Some(&b"v100"[..]));
+    db.delete_range(b"k050".as_slice(), b"k999".as_slice())
+        .unwrap();
+    check_reads(&db, 50, gone);
+    db.delete_range(k(20), k(30)).unwrap();
+    check_reads(&db, 50, |i| gone(i) || (20..30).contains(&i));
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    drop(db);
+    let db = open(dir.path());
+    check_reads(&db, 50, |i| gone(i) || (20..30).contains(&i));
+}
+
+#[test]
+fn a_damaged_range_deletion_block_is_corruption() {
+    use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    use lsm_demo::table::{BlockKind, TableBuilder, TableError, TableOptions};
+    let fs = FaultInjectionFs::new();
+    let path = Path::new("t.sst");
+    let cmp = Arc::new(key_comparator::BytewiseComparator);
+    let mut b = TableBuilder::new(
+        fs.create(path).unwrap(),
+        TableOptions::default(),
+        cmp.clone(),
+        |k| k,
+    );
+    b.add(b"k", b"v").unwrap();
+    b.add_range_deletion(b"range-start", b"range-end").unwrap();
+    let size = b.finish().unwrap().file_size;
+    let bytes = fs.read_file(path).unwrap();
+    let table = Table::open(Arc::new(bytes.clone()), size, cmp.clone(), |k| k).unwrap();
+    assert_eq!(
+        table.range_deletions(),
+        [(b"range-start".to_vec(), b"range-end".to_vec())]
+    );
+    assert_eq!(footer_version_of(&bytes), FORMAT_VERSION);
+    let at = bytes.windows(11).position(|w| w == b"range-start").unwrap();
+    let mut damaged = bytes.clone();
+    damaged[at] ^= 1;
+    let err = Table::open(Arc::new(damaged), size, cmp, |k| k).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TableError::ChecksumMismatch {
+                block: BlockKind::RangeDeletion,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+fn footer_version_of(bytes: &[u8]) -> u32 {
+    let at = bytes.len() - FOOTER_LEN as usize + 48;
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
 }
