@@ -34,6 +34,17 @@ pub(crate) fn user_key_successor(key: &[u8]) -> Vec<u8> {
     next
 }
 
+/// The largest user key before `end` when `end` is the successor of one
+/// (see [`user_key_successor`]): for the bytewise order, `end` without its
+/// last byte when that byte is 0. A tombstone ending at such an `end`
+/// covers up to that key, included, and no further.
+pub(crate) fn user_key_predecessor(end: &[u8]) -> Option<&[u8]> {
+    match end.split_last() {
+        Some((0, before)) => Some(before),
+        _ => None,
+    }
+}
+
 /// The keys in `[start, end)` deleted at sequence `seq`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RangeTombstone {
@@ -452,6 +463,12 @@ mod tests {
         assert_eq!(set.clipped(None, Some(b"z")), [(t("b", "f", 5), false)]);
         assert!(set.clipped(Some(b"f"), None).is_empty());
         assert_eq!(user_key_successor(b"ab"), b"ab\0");
+        assert_eq!(
+            user_key_predecessor(&user_key_successor(b"ab")),
+            Some(&b"ab"[..])
+        );
+        assert_eq!(user_key_predecessor(b"ab"), None);
+        assert_eq!(user_key_predecessor(b""), None);
     }
 
     #[test]

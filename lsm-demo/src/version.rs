@@ -16,7 +16,9 @@ use crate::key::{
 use crate::manifest::{FileMeta, NUM_LEVELS};
 use crate::memtable::{Lookup, Memtable};
 use crate::options::Options;
-use crate::range_del::{FragmentedTombstones, RangeTombstone, TombstoneOutput, user_key_successor};
+use crate::range_del::{
+    FragmentedTombstones, RangeTombstone, TombstoneOutput, user_key_predecessor, user_key_successor,
+};
 use crate::table::{Table, TableBuilder, TableError, TableIter, TableOptions};
 
 /// A table file that is part of the database.
@@ -495,7 +497,18 @@ fn write_table(
             let end = if cut {
                 // The last data entry bounds the file.
                 None
+            } else if let Some(last) = user_key_predecessor(&t.end) {
+                // The tombstone ends just past `last` (as one cut at a
+                // file's end did in an earlier compaction): `last` is the
+                // largest key it covers, and its last internal key bounds
+                // the file. Counting the end itself would make the file
+                // overlap its neighbour, which starts there.
+                Some(internal_key(last, 0, ValueType::Deletion))
             } else {
+                // The end, which the tombstone excludes, counts as covered:
+                // the file claims one key too many, which keeps it
+                // disjoint from the files beside it all the same (the
+                // file the end came from claimed it too).
                 Some(internal_key(&t.end, t.seq, ValueType::Value))
             };
             bounds = Some(match bounds {

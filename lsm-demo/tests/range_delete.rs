@@ -420,9 +420,20 @@ fn batches_carry_range_deletions_to_the_log_and_back() {
 }
 
 /// A model check over a database spread on several levels: random puts,
-/// deletes and range deletions, with flushes, compactions and reopens.
+/// deletes and range deletions, with flushes, compactions, snapshots and
+/// reopens. `RANGE_DEL_SEEDS=n` runs `n` seeds instead of one.
 #[test]
 fn random_operations_match_a_model_across_levels() {
+    let seeds: u64 = std::env::var("RANGE_DEL_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    for seed in 0..seeds {
+        random_operations(seed);
+    }
+}
+
+fn random_operations(seed: u64) {
     let dir = tempfile::tempdir().unwrap();
     let mut o = options();
     o.set_write_buffer_size(64 << 10)
@@ -432,7 +443,7 @@ fn random_operations_match_a_model_across_levels() {
         .set_level_zero_file_num_compaction_trigger(2);
     let mut db = DB::open(&o, dir.path()).unwrap();
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15 ^ seed.wrapping_mul(0x2545_f491_4f6c_dd1d);
     let mut rand = move |n: u64| {
         state ^= state << 13;
         state ^= state >> 7;
@@ -449,7 +460,13 @@ fn random_operations_match_a_model_across_levels() {
         }
     };
     for round in 0..6 {
+        // A snapshot taken halfway through the round must read the model
+        // of that moment after the compactions of the rest of it.
+        let mut snap = None;
         for op in 0..3000u64 {
+            if op == 1500 {
+                snap = Some((db.snapshot(), model.clone()));
+            }
             match rand(100) {
                 0..=79 => {
                     let (kk, v) = (key(rand(2000)), format!("{round}-{op}-{}", "x".repeat(200)));
@@ -463,7 +480,8 @@ fn random_operations_match_a_model_across_levels() {
                 }
                 _ => {
                     let from = rand(2000);
-                    let to = from + rand(60);
+                    // Mostly short ranges, sometimes one over many files.
+                    let to = from + if rand(10) == 0 { rand(400) } else { rand(60) };
                     db.delete_range(key(from), key(to)).unwrap();
                     let gone: Vec<_> = model
                         .range(key(from)..key(to))
@@ -478,6 +496,29 @@ fn random_operations_match_a_model_across_levels() {
         db.wait_for_compact(&WaitForCompactOptions::default())
             .unwrap();
         check(&db, &model);
+        let (snapshot, then) = snap.take().unwrap();
+        let mut ro = ReadOptions::default();
+        ro.set_snapshot(&snapshot);
+        let seen: Vec<_> = db
+            .iterator_opt(IteratorMode::End, ro)
+            .map(|kv| kv.unwrap())
+            .map(|(k, v)| (k.into_vec(), v.into_vec()))
+            .collect();
+        let want: Vec<_> = then
+            .iter()
+            .rev()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert_eq!(seen, want, "seed {seed}: snapshot of round {round}");
+        for i in (0..2000).step_by(41) {
+            assert_eq!(
+                snapshot.get(key(i)).unwrap().as_ref(),
+                then.get(&key(i)),
+                "{i}"
+            );
+        }
+        drop(snapshot);
+        drop(snap);
         if round % 2 == 1 {
             drop(db);
             db = DB::open(&o, dir.path()).unwrap();
@@ -588,4 +629,21 @@ fn a_damaged_range_deletion_block_is_corruption() {
 fn footer_version_of(bytes: &[u8]) -> u32 {
     let at = bytes.len() - FOOTER_LEN as usize + 48;
     u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+}
+
+#[test]
+fn repair_keeps_range_deletions_in_tables_and_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        fill(&db, 30);
+        db.flush().unwrap();
+        db.delete_range(k(3), k(6)).unwrap();
+        db.flush().unwrap(); // a tombstone in a table
+        db.delete_range(k(20), k(25)).unwrap(); // and one in the log
+    }
+    std::fs::remove_file(dir.path().join("MANIFEST")).unwrap();
+    DB::repair(&options(), dir.path()).unwrap();
+    let db = open(dir.path());
+    check_reads(&db, 30, |i| (3..6).contains(&i) || (20..25).contains(&i));
 }
