@@ -484,7 +484,8 @@ fn write_table(
         source.next();
     }
     source.status()?;
-    let mut bounds: Option<(Vec<u8>, Vec<u8>)> = None;
+    // The bounds the tombstones add to the data's.
+    let (mut tombstones_lo, mut tombstones_hi) = (None, None);
     if let Some(tombstones) = tombstones {
         // More entries follow in the next table: this one's tombstones end
         // just past its last user key.
@@ -494,51 +495,48 @@ fn write_table(
             builder
                 .add_range_deletion(&start, &t.end)
                 .map_err(build_error)?;
+            tombstones_lo = Some(match tombstones_lo {
+                None => start,
+                Some(lo) => min_key(lo, start),
+            });
             let end = if cut {
                 // The last data entry bounds the file.
-                None
+                continue;
             } else if let Some(last) = user_key_predecessor(&t.end) {
                 // The tombstone ends just past `last` (as one cut at a
                 // file's end did in an earlier compaction): `last` is the
                 // largest key it covers, and its last internal key bounds
                 // the file. Counting the end itself would make the file
                 // overlap its neighbour, which starts there.
-                Some(internal_key(last, 0, ValueType::Deletion))
+                internal_key(last, 0, ValueType::Deletion)
             } else {
                 // The end, which the tombstone excludes, counts as covered:
                 // the file claims one key too many, which keeps it
                 // disjoint from the files beside it all the same (the
                 // file the end came from claimed it too).
-                Some(internal_key(&t.end, t.seq, ValueType::Value))
+                internal_key(&t.end, t.seq, ValueType::Value)
             };
-            bounds = Some(match bounds {
-                None => (start, end.unwrap_or_default()),
-                Some((lo, hi)) => (
-                    min_key(lo, start),
-                    match end {
-                        Some(e) if hi.is_empty() => e,
-                        Some(e) => max_key(hi, e),
-                        None => hi,
-                    },
-                ),
+            tombstones_hi = Some(match tombstones_hi {
+                None => end,
+                Some(hi) => max_key(hi, end),
             });
         }
     }
     let info = builder.finish().map_err(build_error)?;
     fs.sync_dir(dir)
         .map_err(|e| Error::io(format!("syncing {}", dir.display()), e))?;
-    let (smallest, largest) = match bounds {
-        None => (info.smallest.clone(), info.largest.clone()),
-        Some((lo, hi)) if info.entries == 0 => (lo, hi),
-        Some((lo, hi)) => (
-            min_key(info.smallest.clone(), lo),
-            if hi.is_empty() {
-                info.largest.clone()
-            } else {
-                max_key(info.largest.clone(), hi)
-            },
-        ),
-    };
+    let has_data = info.entries > 0;
+    let smallest = [has_data.then(|| info.smallest.clone()), tombstones_lo]
+        .into_iter()
+        .flatten()
+        .reduce(min_key)
+        .unwrap_or_default();
+    // A tombstone is cut only where data follows it in the same table.
+    let largest = [has_data.then(|| info.largest.clone()), tombstones_hi]
+        .into_iter()
+        .flatten()
+        .reduce(max_key)
+        .unwrap_or_default();
     Ok((info, smallest, largest))
 }
 
