@@ -652,3 +652,60 @@ fn repair_keeps_range_deletions_in_tables_and_logs() {
     let db = open(dir.path());
     check_reads(&db, 30, |i| (3..6).contains(&i) || (20..25).contains(&i));
 }
+
+/// Readers under a writer that alternates a batch filling a range with a
+/// range deletion of it, while flushes and compactions run: every
+/// snapshot sees the range whole (one version of every key) or empty.
+#[test]
+fn concurrent_readers_see_a_range_whole_or_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options();
+    o.set_write_buffer_size(64 << 10)
+        .set_level_zero_file_num_compaction_trigger(2);
+    let db = DB::open(&o, dir.path()).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for round in 0..300u32 {
+                let mut batch = WriteBatch::new();
+                for i in 0..100 {
+                    batch.put(k(i), format!("{round}:{}", "x".repeat(100)));
+                }
+                db.write(batch).unwrap();
+                if round % 2 == 0 {
+                    db.delete_range(k(0), k(100)).unwrap();
+                }
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        for reader in 0..2 {
+            let (db, stop) = (&db, &stop);
+            s.spawn(move || {
+                let mut checks = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) || checks < 10 {
+                    let snap = db.snapshot();
+                    let mut ro = ReadOptions::default();
+                    ro.set_snapshot(&snap);
+                    let mode = if reader == 0 {
+                        IteratorMode::Start
+                    } else {
+                        IteratorMode::End
+                    };
+                    let values: Vec<Vec<u8>> = db
+                        .iterator_opt(mode, ro)
+                        .map(|kv| kv.unwrap().1.into_vec())
+                        .collect();
+                    assert!(
+                        values.is_empty()
+                            || (values.len() == 100 && values.iter().all(|v| v == &values[0])),
+                        "{} keys",
+                        values.len()
+                    );
+                    let got = snap.get(k(50)).unwrap();
+                    assert_eq!(got.is_some(), !values.is_empty());
+                    checks += 1;
+                }
+            });
+        }
+    });
+}
