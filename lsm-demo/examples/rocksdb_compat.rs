@@ -49,6 +49,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     batch.put(b"key2", b"value2");
     batch.put(b"key3", b"value3");
     batch.delete(b"key1");
+    batch.put(b"key4", b"value4");
+    batch.delete_range(b"key4", b"key9"); // [key4, key9): key4 goes again
     db.write(batch)?;
 
     // Iteration, both ways, and from a key.

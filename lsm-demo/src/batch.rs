@@ -3,7 +3,8 @@
 //! A batch's representation is RocksDB's: a 12-byte header (a sequence
 //! number, little-endian 8 bytes, and the operation count, 4 bytes) and
 //! records of `type byte, varint key length, key[, varint value length,
-//! value]` (type 1 a put, 0 a delete), so [`WriteBatch::data`] and
+//! value]` (type 1 a put, 0 a delete, `0x0f` a range deletion whose
+//! "value" is the end of the range), so [`WriteBatch::data`] and
 //! [`WriteBatch::from_data`] exchange batches with RocksDB's. The records
 //! are also the write-ahead-log payload: one log record holds a header
 //! (first sequence, entry count) and the records of every batch written
@@ -17,6 +18,10 @@ pub(crate) const GROUP_HEADER_LEN: usize = 12;
 /// The type byte of a log-data record: logged, not applied, no sequence
 /// number (RocksDB's `kTypeLogData`).
 const LOG_DATA_TYPE: u8 = 3;
+
+/// The type byte of a range deletion, `type, varint begin length, begin,
+/// varint end length, end` (RocksDB's `kTypeRangeDeletion`).
+const RANGE_DELETION_TYPE: u8 = 0x0f;
 
 /// An atomic group of puts and deletes, applied in order.
 ///
@@ -44,6 +49,9 @@ pub struct WriteBatch {
     /// Why the records are unreadable, for a batch from [`Self::from_data`]
     /// that did not decode: such a batch is refused by `DB::write`.
     malformed: Option<BadRecord>,
+    /// Whether a range deletion is among the records: the memtable looks
+    /// for them only then.
+    has_range_deletion: bool,
 }
 
 impl Default for WriteBatch {
@@ -128,6 +136,37 @@ pub trait WriteBatchIterator {
     /// assert_eq!(deletes.0, 2);
     /// ```
     fn delete(&mut self, key: Box<[u8]>);
+
+    /// Called with the bounds `[from, to)` of a range deleted in the batch
+    /// ([`WriteBatch::delete_range`]). The `rocksdb` crate's trait has only
+    /// `put` and `delete`; this method does nothing unless implemented, so
+    /// implementations written for that trait compile unchanged (and skip
+    /// range deletions).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::{WriteBatch, WriteBatchIterator};
+    ///
+    /// #[derive(Default)]
+    /// struct Ranges(Vec<(Box<[u8]>, Box<[u8]>)>);
+    /// impl WriteBatchIterator for Ranges {
+    ///     fn put(&mut self, _key: Box<[u8]>, _value: Box<[u8]>) {}
+    ///     fn delete(&mut self, _key: Box<[u8]>) {}
+    ///     fn delete_range(&mut self, from: Box<[u8]>, to: Box<[u8]>) {
+    ///         self.0.push((from, to));
+    ///     }
+    /// }
+    ///
+    /// let mut batch = WriteBatch::new();
+    /// batch.delete_range(b"a", b"m");
+    /// let mut ranges = Ranges::default();
+    /// batch.iterate(&mut ranges);
+    /// assert_eq!(ranges.0, [(Box::from(&b"a"[..]), Box::from(&b"m"[..]))]);
+    /// ```
+    fn delete_range(&mut self, from: Box<[u8]>, to: Box<[u8]>) {
+        let _ = (from, to);
+    }
 }
 
 impl WriteBatch {
@@ -168,11 +207,13 @@ impl WriteBatch {
             max_key: 0,
             max_value: 0,
             malformed: None,
+            has_range_deletion: false,
         }
     }
 
     /// A batch from the representation [`data`](Self::data) returned, here
-    /// or in RocksDB (puts and deletes; RocksDB's other record types, such
+    /// or in RocksDB (puts, deletes and range deletions; RocksDB's other
+    /// record types, such
     /// as merges or column families, are not read). Data that does not
     /// decode gives a batch that [`DB::write`](crate::DB::write) refuses
     /// with [`Error::InvalidArgument`](crate::Error::InvalidArgument), and
@@ -199,7 +240,8 @@ impl WriteBatch {
 
     /// A batch from the representation [`data`](Self::data) returned, or
     /// what is wrong with it: too short for its header, a record that does
-    /// not decode (or of a type other than put and delete), or a count
+    /// not decode (or of a type other than put, delete and range
+    /// deletion), or a count
     /// that does not match the records.
     ///
     /// # Examples
@@ -224,6 +266,7 @@ impl WriteBatch {
             match record? {
                 Record::Op(BatchOp::Put(k, v)) => batch.put(k, v),
                 Record::Op(BatchOp::Delete(k)) => batch.delete(k),
+                Record::Op(BatchOp::DeleteRange(from, to)) => batch.delete_range(from, to),
                 Record::LogData(blob) => batch.put_log_data(blob),
             }
         }
@@ -410,6 +453,50 @@ impl WriteBatch {
         self.delete(key);
     }
 
+    /// Queues a deletion of every key in `[from, to)`: `from` included,
+    /// `to` not, as RocksDB's `DeleteRange`. The keys are hidden from every
+    /// read that sees the write, in memtables and tables alike, until a
+    /// later put of a key brings it back. An empty or inverted range
+    /// (`from >= to`) deletes nothing but is still a record of the batch:
+    /// it counts in [`len`](Self::len) and takes a sequence number.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, WriteBatch};
+    ///
+    /// let db = DB::open_default(dir.path()).unwrap();
+    /// for k in [b"a", b"b", b"c", b"d"] {
+    ///     db.put(k, b"v").unwrap();
+    /// }
+    /// let mut batch = WriteBatch::new();
+    /// batch.delete_range(b"b", b"d"); // deletes b and c, not d
+    /// batch.put(b"c", b"new"); // later in the batch: visible
+    /// db.write(batch).unwrap();
+    /// assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"v"[..]));
+    /// assert_eq!(db.get(b"b").unwrap(), None);
+    /// assert_eq!(db.get(b"c").unwrap().as_deref(), Some(&b"new"[..]));
+    /// assert_eq!(db.get(b"d").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
+    pub fn delete_range<K: AsRef<[u8]>>(&mut self, from: K, to: K) {
+        let (from, to) = (from.as_ref(), to.as_ref());
+        self.start_record();
+        self.rep.push(RANGE_DELETION_TYPE);
+        put_varint(&mut self.rep, from.len() as u64);
+        self.rep.extend_from_slice(from);
+        put_varint(&mut self.rep, to.len() as u64);
+        self.rep.extend_from_slice(to);
+        self.counted();
+        self.max_key = self.max_key.max(from.len()).max(to.len());
+        self.has_range_deletion = true;
+    }
+
+    /// Whether the batch holds a range deletion.
+    pub(crate) fn has_range_deletion(&self) -> bool {
+        self.has_range_deletion
+    }
+
     /// Number of operations in the batch.
     ///
     /// # Examples
@@ -467,6 +554,7 @@ impl WriteBatch {
         self.max_key = 0;
         self.max_value = 0;
         self.malformed = None;
+        self.has_range_deletion = false;
     }
 
     /// Bytes of the encoded operations (the records, without the header).
@@ -559,6 +647,7 @@ impl WriteBatch {
             match op {
                 BatchOp::Put(k, v) => callbacks.put(k.into(), v.into()),
                 BatchOp::Delete(k) => callbacks.delete(k.into()),
+                BatchOp::DeleteRange(from, to) => callbacks.delete_range(from.into(), to.into()),
             }
         }
     }
@@ -582,6 +671,7 @@ impl WriteBatch {
 ///             puts += 1;
 ///         }
 ///         BatchOp::Delete(key) => assert_eq!(key, b"b"),
+///         BatchOp::DeleteRange(..) => unreachable!("no range deletion here"),
 ///     }
 /// }
 /// assert_eq!(puts, 1);
@@ -592,10 +682,12 @@ pub enum BatchOp<'a> {
     Put(&'a [u8], &'a [u8]),
     /// Delete the key.
     Delete(&'a [u8]),
+    /// Delete every key in `[from, to)` ([`WriteBatch::delete_range`]).
+    DeleteRange(&'a [u8], &'a [u8]),
 }
 
 impl<'a> BatchOp<'a> {
-    /// The key the operation touches.
+    /// The key the operation touches (the start of a deleted range).
     ///
     /// # Examples
     ///
@@ -610,14 +702,18 @@ impl<'a> BatchOp<'a> {
     /// ```
     pub fn key(&self) -> &'a [u8] {
         match *self {
-            BatchOp::Put(k, _) | BatchOp::Delete(k) => k,
+            BatchOp::Put(k, _) | BatchOp::Delete(k) | BatchOp::DeleteRange(k, _) => k,
         }
     }
 
-    pub(crate) fn value_type_and_value(&self) -> (ValueType, &'a [u8]) {
+    /// The type and value of the memtable entry the operation makes; `None`
+    /// for a range deletion, which the memtable keeps apart.
+    #[inline]
+    pub(crate) fn value_type_and_value(&self) -> Option<(ValueType, &'a [u8])> {
         match *self {
-            BatchOp::Put(_, v) => (ValueType::Value, v),
-            BatchOp::Delete(_) => (ValueType::Deletion, &[]),
+            BatchOp::Put(_, v) => Some((ValueType::Value, v)),
+            BatchOp::Delete(_) => Some((ValueType::Deletion, &[])),
+            BatchOp::DeleteRange(..) => None,
         }
     }
 }

@@ -74,6 +74,7 @@ mod multi_get;
 mod open;
 mod pinned;
 mod properties;
+mod range_del;
 mod snapshot;
 mod stats;
 mod thread_mode;

@@ -3,9 +3,11 @@
 //! tombstones), in both directions.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::key::{ValueType, append_internal_key, compare_internal_keys, parse_internal_key};
+use crate::range_del::FragmentedTombstones;
 
 /// A sorted source of `(internal key, value)` pairs: a memtable, a table
 /// file, or a merge of them.
@@ -73,6 +75,9 @@ enum Direction {
 /// children, not their number: a compaction out of level 0 merges many.
 pub(crate) struct MergingIterator {
     children: Vec<Box<dyn InternalIterator>>,
+    /// The range tombstones of the merged sources, for the user view on
+    /// top to apply (the merge itself returns every entry).
+    pub(crate) range_dels: Option<Arc<FragmentedTombstones>>,
     /// Indices of the valid children, a heap in `direction`'s order; the
     /// top is the current child.
     heap: Vec<usize>,
@@ -83,6 +88,7 @@ impl MergingIterator {
     pub(crate) fn new(children: Vec<Box<dyn InternalIterator>>) -> Self {
         MergingIterator {
             children,
+            range_dels: None,
             heap: Vec::new(),
             direction: Direction::Forward,
         }
@@ -246,9 +252,12 @@ impl InternalIterator for MergingIterator {
 }
 
 /// The user's view of a merged stream as of a sequence number: the newest
-/// visible version of each user key, tombstoned keys hidden.
+/// visible version of each user key, tombstoned keys hidden. A version
+/// under a range tombstone the view sees counts as a tombstone.
 pub(crate) struct UserIterator {
     inner: MergingIterator,
+    /// Taken from `inner`; `None` (the usual case) skips the check.
+    range_dels: Option<Arc<FragmentedTombstones>>,
     sequence: u64,
     direction: Direction,
     valid: bool,
@@ -258,8 +267,9 @@ pub(crate) struct UserIterator {
 }
 
 impl UserIterator {
-    pub(crate) fn new(inner: MergingIterator, sequence: u64) -> Self {
+    pub(crate) fn new(mut inner: MergingIterator, sequence: u64) -> Self {
         UserIterator {
+            range_dels: inner.range_dels.take(),
             inner,
             sequence,
             direction: Direction::Forward,
@@ -375,12 +385,22 @@ impl UserIterator {
         self.find_prev_user_entry();
     }
 
+    /// The type a visible version counts as: a tombstone when a range
+    /// tombstone the view sees covers it.
+    #[inline]
+    fn effective_type(&self, k: &crate::key::ParsedKey<'_>) -> ValueType {
+        match &self.range_dels {
+            Some(r) if r.covers(k.user_key, k.sequence, self.sequence) => ValueType::Deletion,
+            _ => k.value_type,
+        }
+    }
+
     fn find_next_user_entry(&mut self, mut skipping: bool) {
         while self.inner.valid() {
             if let Some(k) = parse_internal_key(self.inner.key())
                 && k.sequence <= self.sequence
             {
-                match k.value_type {
+                match self.effective_type(&k) {
                     ValueType::Deletion => {
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(k.user_key);
@@ -411,7 +431,7 @@ impl UserIterator {
                     // A live value of a later key is already saved.
                     break;
                 }
-                last_type = k.value_type;
+                last_type = self.effective_type(&k);
                 if last_type == ValueType::Deletion {
                     self.saved_key.clear();
                     self.saved_value.clear();

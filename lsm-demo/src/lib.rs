@@ -91,6 +91,7 @@ pub(crate) mod iter;
 pub(crate) mod memtable;
 mod options;
 pub mod properties;
+pub(crate) mod range_del;
 pub(crate) mod version;
 
 // The storage formats and the recovery machinery: public for the

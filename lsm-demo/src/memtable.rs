@@ -16,11 +16,13 @@ use crate::key::{
     put_varint,
 };
 use crate::options::MemtableKind;
+use crate::range_del::MemRangeDels;
 
 /// What a memtable knows about a key as of a sequence.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Lookup {
-    Found(Vec<u8>),
+    /// A value, and the sequence it was written at.
+    Found(Vec<u8>, u64),
     Deleted,
     Missing,
 }
@@ -51,6 +53,8 @@ pub(crate) struct Memtable {
     /// Whether any write reached it without the log (lost on a crash
     /// unless flushed).
     pub(crate) has_unlogged: AtomicBool,
+    /// The range tombstones of `delete_range`, kept beside the entries.
+    pub(crate) range_dels: MemRangeDels,
 }
 
 impl std::fmt::Debug for Memtable {
@@ -89,11 +93,39 @@ impl Memtable {
             log_number,
             pending_inserts: AtomicUsize::new(0),
             has_unlogged: AtomicBool::new(false),
+            range_dels: MemRangeDels::default(),
         }
     }
 
+    /// Inserts a batch whose first operation has sequence `first_seq`:
+    /// its entries into the representation, its range deletions beside.
+    #[inline]
+    pub(crate) fn insert_batch(&self, first_seq: u64, batch: &WriteBatch, concurrent: bool) {
+        self.rep.insert_batch(first_seq, batch, concurrent);
+        if batch.has_range_deletion() {
+            for (i, op) in batch.iter().enumerate() {
+                if let crate::batch::BatchOp::DeleteRange(from, to) = op {
+                    self.range_dels.add(from, to, first_seq + i as u64);
+                }
+            }
+        }
+    }
+
+    /// The memtable's range tombstones, for the table a flush writes.
+    pub(crate) fn tombstone_output(&self) -> Option<crate::range_del::TombstoneOutput> {
+        self.range_dels
+            .fragments()
+            .and_then(crate::range_del::TombstoneOutput::new)
+    }
+
+    /// Bytes taken: the representation's arena and the range tombstones.
+    #[inline]
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.rep.memory_usage() + self.range_dels.memory_usage()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
-        self.rep.len() == 0
+        self.rep.len() == 0 && self.range_dels.is_empty()
     }
 
     /// The newest version of `user_key` with sequence `<= seq`.
@@ -107,7 +139,7 @@ impl Memtable {
         }
         match parse_internal_key(it.key()) {
             Some(k) if k.user_key == user_key => match k.value_type {
-                ValueType::Value => Lookup::Found(it.value().to_vec()),
+                ValueType::Value => Lookup::Found(it.value().to_vec(), k.sequence),
                 ValueType::Deletion => Lookup::Deleted,
             },
             _ => Lookup::Missing,
@@ -132,7 +164,10 @@ fn for_each_entry(
     mut f: impl FnMut(usize, &dyn Fn(&mut [u8])),
 ) {
     for (i, op) in batch.iter().enumerate() {
-        let (t, value) = op.value_type_and_value();
+        // A range deletion takes its sequence number but makes no entry.
+        let Some((t, value)) = op.value_type_and_value() else {
+            continue;
+        };
         let key = op.key();
         let seq = first_seq + i as u64;
         f(entry_len(key.len(), value.len()), &|buf: &mut [u8]| {
@@ -354,10 +389,10 @@ mod tests {
         let mut b = WriteBatch::new();
         b.delete(b"a");
         m.rep.insert_batch(12, &b, true);
-        assert_eq!(m.get(b"a", 11), Lookup::Found(b"1".to_vec()));
+        assert_eq!(m.get(b"a", 11), Lookup::Found(b"1".to_vec(), 10));
         assert_eq!(m.get(b"a", 12), Lookup::Deleted);
         assert_eq!(m.get(b"a", 9), Lookup::Missing);
-        assert_eq!(m.get(b"b", 100), Lookup::Found(b"2".to_vec()));
+        assert_eq!(m.get(b"b", 100), Lookup::Found(b"2".to_vec(), 11));
         assert_eq!(m.get(b"c", 100), Lookup::Missing);
         assert_eq!(m.rep.len(), 3);
         m.rep.mark_read_only();

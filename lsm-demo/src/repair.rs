@@ -49,7 +49,9 @@ use crate::recovery::{
     Inventory, RecoveryStats, check_group, lock_dir, manifest_error, not_a_database, set_aside,
 };
 use crate::table::Table;
-use crate::version::{TableIterAdapter, build_table, table_comparator, table_error};
+use crate::version::{
+    TableIterAdapter, build_table, table_comparator, table_error, table_range_dels,
+};
 use crate::wal::{DBRecoveryMode, LogReader, WalError};
 
 /// What [`verify_with_fs`] found.
@@ -396,7 +398,7 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
                 }
                 match check_group(record, last_replayed) {
                     Ok(Some((first, batch))) => {
-                        mem.rep.insert_batch(first, &batch, false);
+                        mem.insert_batch(first, &batch, false);
                         let last = first + batch.len() as u64 - 1;
                         last_replayed = Some(last);
                         last_sequence = last_sequence.max(last);
@@ -408,7 +410,7 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
                         report.records_dropped += 1;
                     }
                 }
-                if mem.rep.memory_usage() >= opts.write_buffer_size && flush_error.is_none() {
+                if mem.memory_usage() >= opts.write_buffer_size && flush_error.is_none() {
                     flush_error =
                         flush_memtable(fs, dir, opts, &mut mem, &mut next_file_number, &mut built)
                             .err();
@@ -446,9 +448,22 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
         .collect();
     let mut merged = MergingIterator::new(children);
     merged.seek_to_first();
-    let mut filtered = CompactionIterator::new(merged, MAX_SEQUENCE, LevelsBelow::default());
+    // Range tombstones drop what they cover in the merge, and go with it:
+    // nothing lies below.
+    let mut range_dels = Vec::new();
+    for t in &inputs {
+        range_dels.extend(table_range_dels(t, dir)?);
+    }
+    let range_dels = (!range_dels.is_empty()).then(|| {
+        Arc::new(crate::range_del::FragmentedTombstones::merge(
+            range_dels.iter().map(|r| &**r),
+        ))
+    });
+    let mut filtered =
+        CompactionIterator::new(merged, MAX_SEQUENCE, LevelsBelow::default(), range_dels);
+    let mut tombstones = filtered.output_tombstones.take();
     let mut files = Vec::new();
-    while filtered.valid() {
+    while filtered.valid() || tombstones.as_ref().is_some_and(|t| t.pending()) {
         let number = next_file_number;
         next_file_number += 1;
         let Some(mut table) = build_table(
@@ -458,6 +473,7 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
             number,
             &mut filtered,
             Some(opts.target_file_size(1)),
+            tombstones.as_mut(),
         )?
         else {
             break;
@@ -513,7 +529,16 @@ fn flush_memtable(
     *next_file_number += 1;
     let mut entries = mem.rep.clone().iter();
     entries.seek_to_first();
-    if let Some(table) = build_table(fs, dir, opts, number, &mut Forward(&mut *entries), None)? {
+    let mut tombstones = mem.tombstone_output();
+    if let Some(table) = build_table(
+        fs,
+        dir,
+        opts,
+        number,
+        &mut Forward(&mut *entries),
+        None,
+        tombstones.as_mut(),
+    )? {
         built.push((number, table.table));
     }
     *mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);

@@ -8,17 +8,23 @@
 //! stores internal keys — user key plus sequence and type — but looks up by
 //! user key, so its filter key strips the 8-byte suffix).
 //!
-//! # File format (version 1)
+//! # File format (versions 1 and 2)
 //!
 //! ```text
-//! data block 0 | ... | data block n-1 | filter block | properties block
-//! | index block | footer (64 bytes)
+//! data block 0 | ... | data block n-1 | filter block
+//! [| range-deletion block] | properties block | index block | footer (64 bytes)
 //! ```
 //!
 //! Every block is followed by a 5-byte trailer: its kind (`u8`: 1 data,
-//! 2 filter, 3 properties, 4 index) and the masked CRC32C of the contents and
-//! kind byte (`u32` LE; mask: rotate right 15, add `0x6c736d64`). The kind
-//! byte makes a handle that points at the wrong block fail as corruption.
+//! 2 filter, 3 properties, 4 index, 5 range deletion) and the masked CRC32C
+//! of the contents and kind byte (`u32` LE; mask: rotate right 15, add
+//! `0x6c736d64`). The kind byte makes a handle that points at the wrong
+//! block fail as corruption.
+//!
+//! A table without range deletions is written as version 1, byte for byte
+//! as before they existed; one with range deletions
+//! ([`TableBuilder::add_range_deletion`]) as version 2, which older builds
+//! refuse with [`TableError::UnsupportedVersion`] rather than misread.
 //!
 //! - **Data blocks** (about [`TableOptions::block_size`] bytes before the
 //!   trailer): entries with prefix-compressed keys and a restart point every
@@ -30,9 +36,15 @@
 //!   (`offset`, `size` as varints; `size` excludes the trailer).
 //! - **Filter block**: a [`crate::bloom`] filter over the filter keys of all
 //!   entries (empty when [`TableOptions::bloom_bits_per_key`] is 0).
+//! - **Range-deletion block** (version 2 only): the range deletions in the
+//!   order added, each a key and an end as varint lengths and bytes
+//!   (opaque to the table: the engine stores a tombstone's start and
+//!   sequence as an internal key, and its end as a user key).
 //! - **Properties block**: varints `entries`, `data_blocks`,
 //!   `raw_key_bytes`, `raw_value_bytes`, `bloom_bits_per_key`, then the
-//!   smallest and largest keys, each as a varint length and bytes.
+//!   smallest and largest keys, each as a varint length and bytes; in
+//!   version 2 then varints `range_deletions` and the range-deletion
+//!   block's handle (`offset`, `size`).
 //! - **Footer**: handles of the index, filter and properties blocks (offset
 //!   and size, each a `u64` LE), the format version (`u32` LE), the masked
 //!   CRC32C of the 52 bytes before it (`u32` LE), and the magic `lsm-sst!`.
@@ -77,6 +89,7 @@ mod builder;
 pub(crate) mod coding;
 mod error;
 mod iter;
+mod range_del;
 mod reader;
 
 pub use builder::TableBuilder;
@@ -97,8 +110,27 @@ pub type SharedComparator = Arc<dyn Comparator + Send + Sync>;
 /// Picks the part of a table key that the bloom filter is keyed by.
 pub type FilterKeyFn = fn(&[u8]) -> &[u8];
 
-/// The table format version this module writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest table format version this module writes and reads: tables
+/// with range deletions. Tables without are written as
+/// [`BASE_FORMAT_VERSION`].
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::table::{BASE_FORMAT_VERSION, FORMAT_VERSION};
+/// assert_eq!((BASE_FORMAT_VERSION, FORMAT_VERSION), (1, 2));
+/// ```
+pub const FORMAT_VERSION: u32 = 2;
+/// The format version of tables without range deletions: the format from
+/// before range deletions, unchanged.
+///
+/// # Examples
+///
+/// ```
+/// use lsm_demo::table::BASE_FORMAT_VERSION;
+/// assert_eq!(BASE_FORMAT_VERSION, 1);
+/// ```
+pub const BASE_FORMAT_VERSION: u32 = 1;
 /// The last 8 bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"lsm-sst!";
 /// Size of the footer at the end of every table file.
@@ -143,6 +175,8 @@ pub enum BlockKind {
     Properties,
     /// Last key and handle of each data block.
     Index,
+    /// The range deletions (format version 2).
+    RangeDeletion,
     /// The fixed-size footer at the end of the file.
     Footer,
 }
@@ -154,6 +188,7 @@ impl BlockKind {
             Self::Filter => 2,
             Self::Properties => 3,
             Self::Index => 4,
+            Self::RangeDeletion => 5,
             Self::Footer => 0,
         }
     }
@@ -166,6 +201,7 @@ impl fmt::Display for BlockKind {
             Self::Filter => "filter block",
             Self::Properties => "properties block",
             Self::Index => "index block",
+            Self::RangeDeletion => "range-deletion block",
             Self::Footer => "footer",
         })
     }
@@ -267,10 +303,14 @@ pub struct TableProperties {
     pub smallest: Vec<u8>,
     /// The last key (empty if there are no entries).
     pub largest: Vec<u8>,
+    /// Number of range deletions ([`TableBuilder::add_range_deletion`]).
+    pub range_deletions: u64,
 }
 
 impl TableProperties {
-    fn encode(&self) -> Vec<u8> {
+    /// Encodes the properties; with the handle of the range-deletion block
+    /// when there is one (format version 2).
+    fn encode(&self, range_deletions: Option<BlockHandle>) -> Vec<u8> {
         let mut out = Vec::new();
         for v in [
             self.entries,
@@ -283,12 +323,18 @@ impl TableProperties {
         }
         put_length_prefixed(&mut out, &self.smallest);
         put_length_prefixed(&mut out, &self.largest);
+        if let Some(handle) = range_deletions {
+            put_varint64(&mut out, self.range_deletions);
+            handle.encode_to(&mut out);
+        }
         out
     }
 
-    fn decode(input: &[u8]) -> Result<Self, &'static str> {
+    /// Decodes the properties of a table of format `version`, with the
+    /// handle of its range-deletion block in version 2.
+    fn decode(input: &[u8], version: u32) -> Result<(Self, Option<BlockHandle>), &'static str> {
         let mut d = Decoder::new(input);
-        let props = Self {
+        let mut props = Self {
             entries: d.varint64("bad entry count")?,
             data_blocks: d.varint64("bad data block count")?,
             raw_key_bytes: d.varint64("bad key byte count")?,
@@ -296,11 +342,20 @@ impl TableProperties {
             bloom_bits_per_key: d.varint64("bad bloom setting")?,
             smallest: d.length_prefixed("bad smallest key")?.to_vec(),
             largest: d.length_prefixed("bad largest key")?.to_vec(),
+            range_deletions: 0,
         };
+        let mut handle = None;
+        if version >= FORMAT_VERSION {
+            props.range_deletions = d.varint64("bad range deletion count")?;
+            handle = Some(BlockHandle {
+                offset: d.varint64("bad range-deletion block handle")?,
+                size: d.varint64("bad range-deletion block handle")?,
+            });
+        }
         if d.remaining() != 0 {
             return Err("trailing bytes after the properties");
         }
-        Ok(props)
+        Ok((props, handle))
     }
 }
 
@@ -331,6 +386,7 @@ struct Footer {
     index: BlockHandle,
     filter: BlockHandle,
     properties: BlockHandle,
+    version: u32,
 }
 
 impl Footer {
@@ -347,7 +403,7 @@ impl Footer {
         for (i, v) in fields.iter().enumerate() {
             out[8 * i..8 * i + 8].copy_from_slice(&v.to_le_bytes());
         }
-        out[48..52].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out[48..52].copy_from_slice(&self.version.to_le_bytes());
         let crc = masked_crc(&[&out[..52]]);
         out[52..56].copy_from_slice(&crc.to_le_bytes());
         out[56..64].copy_from_slice(&MAGIC);
@@ -372,7 +428,7 @@ impl Footer {
             });
         }
         let version = read_u32_le(bytes, 48).unwrap_or_default();
-        if version != FORMAT_VERSION {
+        if !(BASE_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(TableError::UnsupportedVersion { version });
         }
         let handle = |i: usize| BlockHandle {
@@ -383,6 +439,7 @@ impl Footer {
             index: handle(0),
             filter: handle(1),
             properties: handle(2),
+            version,
         })
     }
 }

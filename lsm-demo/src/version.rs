@@ -10,20 +10,36 @@ use crate::error::{Error, Result};
 use crate::filename::table_path;
 use crate::iter::{EntrySource, InternalIterator, MergingIterator};
 use crate::key::{
-    InternalKeyComparator, ValueType, append_internal_key, parse_internal_key, user_key,
+    InternalKeyComparator, ValueType, append_internal_key, compare_internal_keys, internal_key,
+    parse_internal_key, user_key,
 };
 use crate::manifest::{FileMeta, NUM_LEVELS};
 use crate::memtable::{Lookup, Memtable};
 use crate::options::Options;
+use crate::range_del::{
+    FragmentedTombstones, RangeTombstone, TombstoneOutput, user_key_predecessor, user_key_successor,
+};
 use crate::table::{Table, TableBuilder, TableError, TableIter, TableOptions};
 
 /// A table file that is part of the database.
 pub(crate) struct TableFile {
     pub(crate) meta: FileMeta,
     pub(crate) table: Arc<Table>,
+    /// The table's range tombstones; `None` for a table without.
+    pub(crate) range_dels: Option<Arc<FragmentedTombstones>>,
 }
 
 impl TableFile {
+    /// [`FragmentedTombstones::max_covering_seq`] of the table's
+    /// tombstones: 0 at once for a table without.
+    #[inline]
+    pub(crate) fn max_covering_seq(&self, user_key: &[u8], seq: u64) -> u64 {
+        match &self.range_dels {
+            Some(r) if self.covers(user_key) => r.max_covering_seq(user_key, seq),
+            _ => 0,
+        }
+    }
+
     pub(crate) fn covers(&self, user_key: &[u8]) -> bool {
         crate::key::user_key(&self.meta.smallest) <= user_key
             && user_key <= crate::key::user_key(&self.meta.largest)
@@ -43,7 +59,7 @@ impl TableFile {
         }
         Ok(match parse_internal_key(it.key()) {
             Some(k) if k.user_key == user_key => match k.value_type {
-                ValueType::Value => Lookup::Found(it.value().to_vec()),
+                ValueType::Value => Lookup::Found(it.value().to_vec(), k.sequence),
                 ValueType::Deletion => Lookup::Deleted,
             },
             _ => Lookup::Missing,
@@ -89,18 +105,20 @@ impl Version {
     }
 
     pub(crate) fn get(&self, user_key: &[u8], seq: u64) -> Result<Option<Vec<u8>>> {
+        // The newest range tombstone over the key seen so far, from the
+        // newest source down: a version found below it is deleted. Sources
+        // without tombstones leave it 0 after a flag check.
+        let mut covered_below = 0;
         for m in std::iter::once(&self.mem).chain(self.imm.iter()) {
-            match m.get(user_key, seq) {
-                Lookup::Found(v) => return Ok(Some(v)),
-                Lookup::Deleted => return Ok(None),
-                Lookup::Missing => {}
+            covered_below = covered_below.max(m.range_dels.max_covering_seq(user_key, seq));
+            if let Some(found) = resolve(m.get(user_key, seq), covered_below) {
+                return Ok(found);
             }
         }
         for t in &self.levels[0] {
-            match t.get(user_key, seq)? {
-                Lookup::Found(v) => return Ok(Some(v)),
-                Lookup::Deleted => return Ok(None),
-                Lookup::Missing => {}
+            covered_below = covered_below.max(t.max_covering_seq(user_key, seq));
+            if let Some(found) = resolve(t.get(user_key, seq)?, covered_below) {
+                return Ok(found);
             }
         }
         // Below level 0 a key lies in at most one file a level, and a
@@ -108,14 +126,32 @@ impl Version {
         for level in &self.levels[1..] {
             let i = level.partition_point(|t| crate::key::user_key(&t.meta.largest) < user_key);
             if let Some(t) = level.get(i) {
-                match t.get(user_key, seq)? {
-                    Lookup::Found(v) => return Ok(Some(v)),
-                    Lookup::Deleted => return Ok(None),
-                    Lookup::Missing => {}
+                covered_below = covered_below.max(t.max_covering_seq(user_key, seq));
+                if let Some(found) = resolve(t.get(user_key, seq)?, covered_below) {
+                    return Ok(found);
                 }
             }
         }
         Ok(None)
+    }
+
+    /// Every range tombstone of the version, as one set; `None` when it
+    /// has none (the usual case, which costs a flag check a source).
+    pub(crate) fn range_dels(&self) -> Option<Arc<FragmentedTombstones>> {
+        let mut sets: Vec<Arc<FragmentedTombstones>> = Vec::new();
+        for m in std::iter::once(&self.mem).chain(self.imm.iter()) {
+            sets.extend(m.range_dels.fragments());
+        }
+        for level in &self.levels {
+            sets.extend(level.iter().filter_map(|t| t.range_dels.clone()));
+        }
+        match sets.len() {
+            0 => None,
+            1 => sets.pop(),
+            _ => Some(Arc::new(FragmentedTombstones::merge(
+                sets.iter().map(|s| &**s),
+            ))),
+        }
     }
 
     /// The bytes of table files on each level.
@@ -134,7 +170,20 @@ impl Version {
         for level in self.levels[1..].iter().filter(|l| !l.is_empty()) {
             children.push(Box::new(LevelIterator::new(level.clone())));
         }
-        MergingIterator::new(children)
+        let mut merged = MergingIterator::new(children);
+        merged.range_dels = self.range_dels();
+        merged
+    }
+}
+
+/// What a source's answer means for a read, given the newest range
+/// tombstone over the key in it or above: `None` to look further down.
+#[inline]
+fn resolve(lookup: Lookup, covered_below: u64) -> Option<Option<Vec<u8>>> {
+    match lookup {
+        Lookup::Found(v, s) => Some((s > covered_below).then_some(v)),
+        Lookup::Deleted => Some(None),
+        Lookup::Missing => None,
     }
 }
 
@@ -324,14 +373,39 @@ pub(crate) fn open_table(fs: &dyn FileSystem, dir: &Path, meta: &FileMeta) -> Re
     })?;
     let table = Table::open_named(file, meta.file_size, table_comparator(), user_key, &path)
         .map_err(table_error)?;
+    let range_dels = table_range_dels(&table, &path)?;
     Ok(TableFile {
         meta: meta.clone(),
         table,
+        range_dels,
     })
 }
 
+/// The range tombstones stored in `table` (at `path`), as fragments.
+pub(crate) fn table_range_dels(
+    table: &Table,
+    path: &Path,
+) -> Result<Option<Arc<FragmentedTombstones>>> {
+    if table.range_deletions().is_empty() {
+        return Ok(None);
+    }
+    let mut tombstones = Vec::with_capacity(table.range_deletions().len());
+    for (key, end) in table.range_deletions() {
+        let k = parse_internal_key(key).ok_or_else(|| {
+            Error::Corruption(format!(
+                "{}: a malformed range tombstone start",
+                path.display()
+            ))
+        })?;
+        tombstones.push(RangeTombstone::new(k.user_key, end, k.sequence));
+    }
+    let set = FragmentedTombstones::new(tombstones);
+    Ok((!set.is_empty()).then(|| Arc::new(set)))
+}
+
 /// Writes the entries from `source`'s position on to table file `number`,
-/// up to `max_size` bytes; syncs the file and the directory.
+/// up to `max_size` bytes, with their share of `tombstones` (see
+/// [`TombstoneOutput`]); syncs the file and the directory.
 /// `None` when there was nothing to write. On error the partial file is
 /// removed: this call created it and nothing refers to it.
 pub(crate) fn build_table(
@@ -341,8 +415,10 @@ pub(crate) fn build_table(
     number: u64,
     source: &mut (impl EntrySource + ?Sized),
     max_size: Option<u64>,
+    tombstones: Option<&mut TombstoneOutput>,
 ) -> Result<Option<TableFile>> {
-    if !source.valid() {
+    let tombstones_pending = tombstones.as_ref().is_some_and(|t| t.pending());
+    if !source.valid() && !tombstones_pending {
         source.status()?;
         return Ok(None);
     }
@@ -350,14 +426,14 @@ pub(crate) fn build_table(
     let file = fs
         .create(&path)
         .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
-    let built = write_table(fs, dir, opts, &path, file, source, max_size);
+    let built = write_table(fs, dir, opts, &path, file, source, max_size, tombstones);
     let meta = match built {
-        Ok(info) => FileMeta {
+        Ok((info, smallest, largest)) => FileMeta {
             number,
             level: 0,
             file_size: info.file_size,
-            smallest: info.smallest,
-            largest: info.largest,
+            smallest,
+            largest,
             entries: info.entries,
         },
         Err(e) => {
@@ -368,6 +444,11 @@ pub(crate) fn build_table(
     open_table(fs, dir, &meta).map(Some)
 }
 
+/// Writes the table; returns what the builder reported and the file's
+/// smallest and largest internal keys, which cover its range tombstones
+/// too (a tombstone's end, which it excludes, stands as the largest user
+/// key unless the tombstone was cut at the file's end).
+#[allow(clippy::too_many_arguments)]
 fn write_table(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -376,7 +457,8 @@ fn write_table(
     file: Box<dyn crate::env::WritableFile>,
     source: &mut (impl EntrySource + ?Sized),
     max_size: Option<u64>,
-) -> Result<crate::table::TableInfo> {
+    tombstones: Option<&mut TombstoneOutput>,
+) -> Result<(crate::table::TableInfo, Vec<u8>, Vec<u8>)> {
     let build_error = |e: TableError| match e {
         TableError::Io { offset, source } => Error::io(
             format!("writing {} at offset {offset}", path.display()),
@@ -402,8 +484,74 @@ fn write_table(
         source.next();
     }
     source.status()?;
+    // The bounds the tombstones add to the data's.
+    let (mut tombstones_lo, mut tombstones_hi) = (None, None);
+    if let Some(tombstones) = tombstones {
+        // More entries follow in the next table: this one's tombstones end
+        // just past its last user key.
+        let upper = source.valid().then(|| user_key_successor(&last_user_key));
+        for (t, cut) in tombstones.take(upper.as_deref()) {
+            let start = internal_key(&t.start, t.seq, ValueType::Deletion);
+            builder
+                .add_range_deletion(&start, &t.end)
+                .map_err(build_error)?;
+            tombstones_lo = Some(match tombstones_lo {
+                None => start,
+                Some(lo) => min_key(lo, start),
+            });
+            let end = if cut {
+                // The last data entry bounds the file.
+                continue;
+            } else if let Some(last) = user_key_predecessor(&t.end) {
+                // The tombstone ends just past `last` (as one cut at a
+                // file's end did in an earlier compaction): `last` is the
+                // largest key it covers, and its last internal key bounds
+                // the file. Counting the end itself would make the file
+                // overlap its neighbour, which starts there.
+                internal_key(last, 0, ValueType::Deletion)
+            } else {
+                // The end, which the tombstone excludes, counts as covered:
+                // the file claims one key too many, which keeps it
+                // disjoint from the files beside it all the same (the
+                // file the end came from claimed it too).
+                internal_key(&t.end, t.seq, ValueType::Value)
+            };
+            tombstones_hi = Some(match tombstones_hi {
+                None => end,
+                Some(hi) => max_key(hi, end),
+            });
+        }
+    }
     let info = builder.finish().map_err(build_error)?;
     fs.sync_dir(dir)
         .map_err(|e| Error::io(format!("syncing {}", dir.display()), e))?;
-    Ok(info)
+    let has_data = info.entries > 0;
+    let smallest = [has_data.then(|| info.smallest.clone()), tombstones_lo]
+        .into_iter()
+        .flatten()
+        .reduce(min_key)
+        .unwrap_or_default();
+    // A tombstone is cut only where data follows it in the same table.
+    let largest = [has_data.then(|| info.largest.clone()), tombstones_hi]
+        .into_iter()
+        .flatten()
+        .reduce(max_key)
+        .unwrap_or_default();
+    Ok((info, smallest, largest))
+}
+
+fn min_key(a: Vec<u8>, b: Vec<u8>) -> Vec<u8> {
+    if compare_internal_keys(&a, &b) == std::cmp::Ordering::Greater {
+        b
+    } else {
+        a
+    }
+}
+
+fn max_key(a: Vec<u8>, b: Vec<u8>) -> Vec<u8> {
+    if compare_internal_keys(&a, &b) == std::cmp::Ordering::Less {
+        b
+    } else {
+        a
+    }
 }

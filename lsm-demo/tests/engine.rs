@@ -850,6 +850,7 @@ fn updates_since_replay_the_logged_batches() {
             match op {
                 lsm_demo::BatchOp::Put(k, v) => expected.insert(k.to_vec(), v.to_vec()),
                 lsm_demo::BatchOp::Delete(k) => expected.remove(k),
+                lsm_demo::BatchOp::DeleteRange(..) => unreachable!("no range deletions here"),
             };
         }
     }

@@ -1,7 +1,7 @@
 //! The records of a batch and of a log record: decoding them, and the
 //! headers and trailers around them in the log.
 
-use super::{BatchOp, GROUP_HEADER_LEN, LOG_DATA_TYPE};
+use super::{BatchOp, GROUP_HEADER_LEN, LOG_DATA_TYPE, RANGE_DELETION_TYPE};
 use crate::key::{ValueType, get_varint};
 
 /// A malformed log payload.
@@ -51,6 +51,8 @@ impl<'a> Iterator for Records<'a> {
         let mut rest = rest;
         let op = match ValueType::from_byte(t) {
             _ if t == LOG_DATA_TYPE => take(&mut rest).map(Record::LogData),
+            _ if t == RANGE_DELETION_TYPE => take(&mut rest)
+                .and_then(|from| Ok(Record::Op(BatchOp::DeleteRange(from, take(&mut rest)?)))),
             Some(ValueType::Value) => {
                 take(&mut rest).and_then(|k| Ok(Record::Op(BatchOp::Put(k, take(&mut rest)?))))
             }

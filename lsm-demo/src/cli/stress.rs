@@ -231,12 +231,29 @@ pub(crate) fn one_op(
             wrote = true;
         }
         // Delete (pending id u32::MAX stands for "absent").
-        45..55 => {
+        45..52 => {
             let _g = locks[k as usize].lock().expect("key lock");
             let (cur, _) = exp.read(k);
             exp.write(k, cur, u32::MAX);
             db.delete_opt(key_bytes(k), wo)?;
             exp.write(k, 0, 0);
+            wrote = true;
+        }
+        // A range deletion of up to 8 consecutive keys (keys are
+        // fixed-width, so the range holds exactly those), locked in order.
+        52..55 => {
+            let end = k.saturating_add(rng.random_range(1..=8)).min(keys);
+            let _guards: Vec<_> = (k..end)
+                .map(|k| locks[k as usize].lock().expect("key lock"))
+                .collect();
+            for k in k..end {
+                let (cur, _) = exp.read(k);
+                exp.write(k, cur, u32::MAX);
+            }
+            db.delete_range_opt(key_bytes(k), key_bytes(end), wo)?;
+            for k in k..end {
+                exp.write(k, 0, 0);
+            }
             wrote = true;
         }
         // A batch over a few distinct keys, locked in order.

@@ -75,6 +75,20 @@ fn shape_of(version: &Version, opts: &Options) -> (LevelShape, u64) {
     (shape, pending)
 }
 
+/// The range tombstones of a compaction's input tables, as one set.
+fn range_dels_of<'a>(
+    tables: impl Iterator<Item = &'a Arc<TableFile>>,
+) -> Option<Arc<crate::range_del::FragmentedTombstones>> {
+    let sets: Vec<&Arc<_>> = tables.filter_map(|t| t.range_dels.as_ref()).collect();
+    match sets.len() {
+        0 => None,
+        1 => Some(sets[0].clone()),
+        _ => Some(Arc::new(crate::range_del::FragmentedTombstones::merge(
+            sets.into_iter().map(|s| &**s),
+        ))),
+    }
+}
+
 /// The version's tables as the picker sees them.
 pub(super) fn levels_of(version: &Version) -> Levels<'_> {
     std::array::from_fn(|l| version.levels[l].iter().map(|t| &t.meta).collect())
@@ -292,6 +306,7 @@ impl Shared {
         }
         let mut entries = mem.rep.clone().iter();
         entries.seek_to_first();
+        let mut tombstones = mem.tombstone_output();
         let table = build_table(
             &*self.fs,
             &self.dir,
@@ -299,6 +314,7 @@ impl Shared {
             number,
             &mut Forward(&mut *entries),
             None,
+            tombstones.as_mut(),
         )?;
         let mut st = self.state.lock();
         let mut manifest = st.manifest.clone();
@@ -376,7 +392,9 @@ impl Shared {
         }
         let mut merged = MergingIterator::new(children);
         merged.seek_to_first();
-        let mut filtered = CompactionIterator::new(merged, self.oldest_snapshot(), below);
+        let range_dels = range_dels_of(inputs.iter().chain(&overlaps));
+        let mut filtered =
+            CompactionIterator::new(merged, self.oldest_snapshot(), below, range_dels);
         let mut outputs: Vec<Arc<TableFile>> = Vec::new();
         let built = self.write_outputs(pick.output_level, &mut filtered, &mut outputs);
         if let Err(e) = built {
@@ -438,7 +456,8 @@ impl Shared {
         filtered: &mut CompactionIterator,
         outputs: &mut Vec<Arc<TableFile>>,
     ) -> Result<()> {
-        while filtered.valid() {
+        let mut tombstones = filtered.output_tombstones.take();
+        while filtered.valid() || tombstones.as_ref().is_some_and(|t| t.pending()) {
             let number = {
                 let mut st = self.state.lock();
                 let n = st.manifest.next_file_number;
@@ -452,6 +471,7 @@ impl Shared {
                 number,
                 filtered,
                 Some(self.opts.target_file_size(level)),
+                tombstones.as_mut(),
             )?;
             let Some(mut t) = built else { break };
             t.meta.level = level as u32;
@@ -484,6 +504,7 @@ impl Shared {
                 Arc::new(TableFile {
                     meta,
                     table: t.table.clone(),
+                    range_dels: t.range_dels.clone(),
                 })
             })
             .collect();

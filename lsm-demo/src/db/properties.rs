@@ -32,8 +32,8 @@ impl Shared {
         }
         let st = self.state.lock();
         let v = &st.version;
-        let active_bytes = v.mem.rep.memory_usage() as u64;
-        let imm_bytes: u64 = v.imm.iter().map(|m| m.rep.memory_usage() as u64).sum();
+        let active_bytes = v.mem.memory_usage() as u64;
+        let imm_bytes: u64 = v.imm.iter().map(|m| m.memory_usage() as u64).sum();
         let imm_entries: u64 = v.imm.iter().map(|m| m.rep.len() as u64).sum();
         let tables = || v.levels.iter().flatten();
         let table_bytes: u64 = tables().map(|t| t.meta.file_size).sum();

@@ -18,8 +18,10 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
     /// `GetUpdatesSince`). A batch is a log record: the writes of one sync
     /// group come as one batch, as in RocksDB, and carry their
     /// [`put_log_data`](WriteBatch::put_log_data) blobs
-    /// ([`WriteBatch::log_data`]). Writes made with `disable_wal` are not
-    /// in it.
+    /// ([`WriteBatch::log_data`]). A range deletion comes as
+    /// [`BatchOp::DeleteRange`](crate::BatchOp::DeleteRange) (and to a
+    /// [`WriteBatchIterator`](crate::WriteBatchIterator) through its
+    /// `delete_range`). Writes made with `disable_wal` are not in it.
     ///
     /// The engine keeps only the logs of memtables not yet flushed (it has
     /// no log archive): once a flush retired the log holding `seq`, the

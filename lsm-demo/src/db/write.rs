@@ -325,10 +325,10 @@ impl Shared {
 
     fn insert(&self, mem: &Memtable, first: u64, batch: &WriteBatch, wo: &WriteOptions) {
         if self.opts.allow_concurrent_memtable_write {
-            mem.rep.insert_batch(first, batch, true);
+            mem.insert_batch(first, batch, true);
         } else {
             let _serial = self.insert_lock.lock();
-            mem.rep.insert_batch(first, batch, false);
+            mem.insert_batch(first, batch, false);
         }
         if wo.disable_wal && !mem.has_unlogged.load(Ordering::Relaxed) {
             // Relaxed: read on drop, after every write has returned. Stored
@@ -412,7 +412,7 @@ impl Shared {
             return;
         }
         UNCHECKED.set(0);
-        if mem.rep.memory_usage() >= self.opts.write_buffer_size {
+        if mem.memory_usage() >= self.opts.write_buffer_size {
             // Relaxed: a hint; writers re-check under the state lock.
             self.memtable_full.store(true, Ordering::Relaxed);
         }
@@ -480,7 +480,7 @@ impl Shared {
 
     /// What a writer must do before it writes, as `st` stands.
     fn room(&self, st: &State, no_slowdown: bool) -> Result<Room> {
-        if st.version.mem.rep.memory_usage() < self.opts.write_buffer_size {
+        if st.version.mem.memory_usage() < self.opts.write_buffer_size {
             return Ok(Room::Enough);
         }
         self.check_bg_error()?;

@@ -290,12 +290,12 @@ impl<'a> Replay<'a> {
             let offset = reader.last_record_offset();
             match checked {
                 Ok(Some((first, batch))) => {
-                    self.mem.rep.insert_batch(first, &batch, false);
+                    self.mem.insert_batch(first, &batch, false);
                     let last = first + batch.len() as u64 - 1;
                     self.last_sequence = Some(last);
                     self.next_sequence = self.next_sequence.max(last + 1);
                     stats.records_replayed += 1;
-                    if self.mem.rep.memory_usage() >= self.opts.write_buffer_size {
+                    if self.mem.memory_usage() >= self.opts.write_buffer_size {
                         self.flush(manifest)?;
                     }
                 }
@@ -333,6 +333,7 @@ impl<'a> Replay<'a> {
         manifest.next_file_number += 1;
         let mut entries = self.mem.rep.clone().iter();
         entries.seek_to_first();
+        let mut tombstones = self.mem.tombstone_output();
         if let Some(table) = build_table(
             self.fs,
             self.dir,
@@ -340,6 +341,7 @@ impl<'a> Replay<'a> {
             number,
             &mut Forward(&mut *entries),
             None,
+            tombstones.as_mut(),
         )? {
             info!(
                 self.log,
@@ -394,6 +396,12 @@ pub(crate) fn check_group(
                     return Err(format!("a key of {} bytes", k.len()));
                 }
                 batch.delete(k);
+            }
+            BatchOp::DeleteRange(from, to) => {
+                if from.len().max(to.len()) > MAX_KEY_LEN {
+                    return Err(format!("a range of {} and {} bytes", from.len(), to.len()));
+                }
+                batch.delete_range(from, to);
             }
         }
     }

@@ -3,8 +3,9 @@
 use super::block::BlockBuilder;
 use super::coding::masked_crc;
 use super::{
-    BlockHandle, BlockKind, FilterKeyFn, Footer, MAX_BLOCK_SIZE, MAX_ENTRY_PART_LEN,
-    SharedComparator, TableError, TableInfo, TableOptions, TableProperties,
+    BASE_FORMAT_VERSION, BlockHandle, BlockKind, FORMAT_VERSION, FilterKeyFn, Footer,
+    MAX_BLOCK_SIZE, MAX_ENTRY_PART_LEN, SharedComparator, TableError, TableInfo, TableOptions,
+    TableProperties,
 };
 use crate::bloom::BloomBuilder;
 use crate::env::WritableFile;
@@ -46,6 +47,8 @@ pub struct TableBuilder {
     offset: u64,
     failed: bool,
     scratch: Vec<u8>,
+    /// The range-deletion block being built.
+    range_deletions: Vec<u8>,
 }
 
 impl fmt::Debug for TableBuilder {
@@ -107,7 +110,47 @@ impl TableBuilder {
             offset,
             failed: false,
             scratch: Vec::new(),
+            range_deletions: Vec::new(),
         }
+    }
+
+    /// Adds a range deletion: a key and the end of a range, both opaque
+    /// to the table, kept in a block of their own in the order added (the
+    /// engine stores a tombstone's start and sequence as the key). A table
+    /// with range deletions is written in format version 2
+    /// ([`FORMAT_VERSION`](super::FORMAT_VERSION)); one without stays
+    /// version 1.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::table::{Table, TableBuilder, TableOptions};
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// let cmp = Arc::new(key_comparator::BytewiseComparator);
+    /// let file = fs.create(Path::new("t.sst")).unwrap();
+    /// let mut b = TableBuilder::new(file, TableOptions::default(), cmp.clone(), |k| k);
+    /// b.add(b"k", b"v").unwrap();
+    /// b.add_range_deletion(b"a", b"h").unwrap();
+    /// b.finish().unwrap();
+    /// let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// assert_eq!(table.properties().range_deletions, 1);
+    /// assert_eq!(table.range_deletions(), [(b"a".to_vec(), b"h".to_vec())]);
+    /// ```
+    pub fn add_range_deletion(&mut self, key: &[u8], end: &[u8]) -> Result<(), TableError> {
+        if self.failed {
+            return Err(TableError::BuilderFailed);
+        }
+        if key.len() > MAX_ENTRY_PART_LEN || end.len() > MAX_ENTRY_PART_LEN {
+            return Err(TableError::EntryTooLarge {
+                key_len: key.len(),
+                value_len: end.len(),
+            });
+        }
+        super::range_del::encode_to(&mut self.range_deletions, key, end);
+        self.props.range_deletions += 1;
+        Ok(())
     }
 
     /// Adds an entry. Keys must be strictly increasing under the
@@ -265,8 +308,8 @@ impl TableBuilder {
         Ok(())
     }
 
-    /// Writes the pending data block, the filter, properties and index
-    /// blocks and the footer, then syncs the file. The caller must still
+    /// Writes the pending data block, the filter, range-deletion (if any),
+    /// properties and index blocks and the footer, then syncs the file. The caller must still
     /// sync the directory for the file's name to be durable.
     ///
     /// # Examples
@@ -298,7 +341,13 @@ impl TableBuilder {
             .map(BloomBuilder::finish)
             .unwrap_or_default();
         let filter_handle = self.write_block(&mut filter, BlockKind::Filter)?;
-        let mut props = self.props.encode();
+        let range_del_handle = if self.props.range_deletions > 0 {
+            let mut block = std::mem::take(&mut self.range_deletions);
+            Some(self.write_block(&mut block, BlockKind::RangeDeletion)?)
+        } else {
+            None
+        };
+        let mut props = self.props.encode(range_del_handle);
         let props_handle = self.write_block(&mut props, BlockKind::Properties)?;
         let mut index = self.index_block.finish().to_vec();
         let index_handle = self.write_block(&mut index, BlockKind::Index)?;
@@ -306,6 +355,11 @@ impl TableBuilder {
             index: index_handle,
             filter: filter_handle,
             properties: props_handle,
+            version: if range_del_handle.is_some() {
+                FORMAT_VERSION
+            } else {
+                BASE_FORMAT_VERSION
+            },
         }
         .encode();
         self.append(&footer)?;

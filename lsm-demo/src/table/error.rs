@@ -2,7 +2,9 @@
 
 #[cfg(doc)] // for the links in the docs
 use super::TableBuilder;
-use super::{BlockKind, FOOTER_LEN, FORMAT_VERSION, MAGIC, MAX_ENTRY_PART_LEN};
+use super::{
+    BASE_FORMAT_VERSION, BlockKind, FOOTER_LEN, FORMAT_VERSION, MAGIC, MAX_ENTRY_PART_LEN,
+};
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
@@ -120,7 +122,7 @@ impl fmt::Display for TableError {
             }
             Self::UnsupportedVersion { version } => write!(
                 f,
-                "unsupported table format version {version} (this build reads {FORMAT_VERSION})"
+                "unsupported table format version {version} (this build reads {BASE_FORMAT_VERSION} to {FORMAT_VERSION})"
             ),
             Self::ChecksumMismatch {
                 block,

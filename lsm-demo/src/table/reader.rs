@@ -61,6 +61,7 @@ pub struct Table {
     pub(super) index_offset: u64,
     filter: Vec<u8>,
     props: TableProperties,
+    range_deletions: Vec<(Vec<u8>, Vec<u8>)>,
     name: Option<PathBuf>,
 }
 
@@ -277,11 +278,32 @@ impl Table {
             BlockKind::Properties,
             footer_offset,
         )?;
-        let props = TableProperties::decode(&props).map_err(|detail| TableError::Corruption {
-            block: BlockKind::Properties,
-            offset: footer.properties.offset,
-            detail,
-        })?;
+        let (props, range_del_handle) =
+            TableProperties::decode(&props, footer.version).map_err(|detail| {
+                TableError::Corruption {
+                    block: BlockKind::Properties,
+                    offset: footer.properties.offset,
+                    detail,
+                }
+            })?;
+        let range_deletions = match range_del_handle {
+            None => Vec::new(),
+            Some(handle) => {
+                let block = read_block(
+                    file.as_ref(),
+                    handle,
+                    BlockKind::RangeDeletion,
+                    footer_offset,
+                )?;
+                super::range_del::decode(&block, props.range_deletions).map_err(|detail| {
+                    TableError::Corruption {
+                        block: BlockKind::RangeDeletion,
+                        offset: handle.offset,
+                        detail,
+                    }
+                })?
+            }
+        };
         Ok(Self {
             file,
             file_size,
@@ -291,6 +313,7 @@ impl Table {
             index_offset: footer.index.offset,
             filter,
             props,
+            range_deletions,
             name,
         })
     }
@@ -413,6 +436,30 @@ impl Table {
     /// ```
     pub fn properties(&self) -> &TableProperties {
         &self.props
+    }
+
+    /// The range deletions stored with
+    /// [`TableBuilder::add_range_deletion`], as `(key, end)` pairs in the
+    /// order added; empty for a table without (and for every format
+    /// version 1 table). Read and verified when the table is opened.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use lsm_demo::table::Table;
+    /// # use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// # use lsm_demo::table::{TableBuilder, TableOptions};
+    /// # use std::{path::Path, sync::Arc};
+    /// # let fs = FaultInjectionFs::new();
+    /// # let cmp = Arc::new(key_comparator::BytewiseComparator);
+    /// let mut b = TableBuilder::new(fs.create(Path::new("t.sst")).unwrap(), TableOptions::default(), cmp.clone(), |k| k);
+    /// b.add(b"apple", b"red").unwrap();
+    /// b.finish().unwrap();
+    /// let table = Table::open_file(&fs, Path::new("t.sst"), cmp, |k| k).unwrap();
+    /// assert!(table.range_deletions().is_empty());
+    /// ```
+    pub fn range_deletions(&self) -> &[(Vec<u8>, Vec<u8>)] {
+        &self.range_deletions
     }
 
     /// The file size the table was opened with.
