@@ -131,5 +131,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     assert_eq!(backward, ["user:2", "user:1"]);
     assert_eq!(snapshot_view(&db, b"zone:1")?, (4, Some(b"v".to_vec())));
+
+    // Keys in an order of the program's own: newest timestamp first.
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    opts.set_comparator("newest-first", Box::new(|a: &[u8], b: &[u8]| b.cmp(a)));
+    let db = DB::open(&opts, dir.path().join("ordered"))?;
+    for ts in [20261203u32, 20261205, 20261204] {
+        db.put(ts.to_be_bytes(), b"event")?;
+    }
+    let newest = db.iterator(IteratorMode::Start).next().transpose()?;
+    assert_eq!(
+        newest.map(|(k, _)| k),
+        Some(Box::from(&20261205u32.to_be_bytes()[..]))
+    );
     Ok(())
 }

@@ -444,6 +444,13 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             )));
         }
         check_batch_size(batch.data_size())?;
+        if batch.has_range_deletion() && !self.shared.opts.comparator.is_bytewise() {
+            // Tombstones are cut at file boundaries with the bytewise
+            // successor of a key, which another order does not have.
+            return Err(Error::NotSupported(
+                "delete_range in a database with its own comparator (set_comparator)".into(),
+            ));
+        }
         if wo.sync && wo.disable_wal {
             // Nothing would be synced: acknowledging the write as durable
             // would be a lie (RocksDB refuses the same combination).

@@ -61,6 +61,9 @@ pub enum Error {
     /// An argument or option is out of range, or the directory is not a
     /// database this engine may open as asked.
     InvalidArgument(String),
+    /// The operation is not supported with the database's options (a
+    /// range deletion in a database with its own comparator).
+    NotSupported(String),
     /// The database directory is missing and `create_if_missing` is off.
     NotFound(PathBuf),
     /// The path exists but is not a directory.
@@ -174,6 +177,7 @@ impl Error {
             Error::Io { .. } | Error::NotADirectory(_) | Error::Locked(_) => ErrorKind::IOError,
             Error::NoSpace { .. } => ErrorKind::NoSpace,
             Error::Corruption(_) => ErrorKind::Corruption,
+            Error::NotSupported(_) => ErrorKind::NotSupported,
             Error::InvalidArgument(_) | Error::NotFound(_) => ErrorKind::InvalidArgument,
             Error::WriteStall => ErrorKind::Incomplete,
             Error::TimedOut(_) => ErrorKind::TimedOut,
@@ -213,6 +217,7 @@ impl fmt::Display for Error {
             }
             Error::Corruption(m) => write!(f, "corruption: {m}"),
             Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
+            Error::NotSupported(m) => write!(f, "not supported: {m}"),
             Error::NotFound(p) => write!(
                 f,
                 "database {} does not exist (set create_if_missing to create it)",

@@ -6,7 +6,8 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::key::{ValueType, append_internal_key, compare_internal_keys, parse_internal_key};
+use crate::key::{ValueType, append_internal_key, parse_internal_key};
+use crate::options::UserComparator;
 use crate::range_del::FragmentedTombstones;
 
 /// A sorted source of `(internal key, value)` pairs: a memtable, a table
@@ -74,6 +75,7 @@ enum Direction {
 /// forward, largest going back), so a step costs a logarithm of the
 /// children, not their number: a compaction out of level 0 merges many.
 pub(crate) struct MergingIterator {
+    ucmp: UserComparator,
     children: Vec<Box<dyn InternalIterator>>,
     /// The range tombstones of the merged sources, for the user view on
     /// top to apply (the merge itself returns every entry).
@@ -85,8 +87,9 @@ pub(crate) struct MergingIterator {
 }
 
 impl MergingIterator {
-    pub(crate) fn new(children: Vec<Box<dyn InternalIterator>>) -> Self {
+    pub(crate) fn new(ucmp: UserComparator, children: Vec<Box<dyn InternalIterator>>) -> Self {
         MergingIterator {
+            ucmp,
             children,
             range_dels: None,
             heap: Vec::new(),
@@ -96,7 +99,7 @@ impl MergingIterator {
 
     /// Whether heap slot `a` belongs above slot `b` in the current direction.
     fn above(&self, a: usize, b: usize) -> bool {
-        let order = compare_internal_keys(
+        let order = self.ucmp.compare_internal(
             self.children[self.heap[a]].key(),
             self.children[self.heap[b]].key(),
         );
@@ -199,7 +202,7 @@ impl InternalIterator for MergingIterator {
             for (i, c) in self.children.iter_mut().enumerate() {
                 if i != cur {
                     c.seek(&key);
-                    if c.valid() && compare_internal_keys(&key, c.key()) == Ordering::Equal {
+                    if c.valid() && c.key() == &key[..] {
                         c.next();
                     }
                 }
@@ -376,7 +379,9 @@ impl UserIterator {
                     self.saved_value.clear();
                     return;
                 }
-                if crate::key::user_key(self.inner.key()) < &self.saved_key[..] {
+                // Entries of one user key are adjacent: the first other
+                // key going back is the previous one.
+                if crate::key::user_key(self.inner.key()) != &self.saved_key[..] {
                     break;
                 }
             }
@@ -407,7 +412,9 @@ impl UserIterator {
                         skipping = true;
                     }
                     ValueType::Value => {
-                        if !(skipping && k.user_key <= &self.saved_key[..]) {
+                        // Going forward every key is at or after the saved
+                        // one: only an equal key is hidden.
+                        if !(skipping && k.user_key == &self.saved_key[..]) {
                             self.valid = true;
                             self.saved_key.clear();
                             return;
@@ -427,7 +434,8 @@ impl UserIterator {
             if let Some(k) = parse_internal_key(self.inner.key())
                 && k.sequence <= self.sequence
             {
-                if last_type != ValueType::Deletion && k.user_key < &self.saved_key[..] {
+                // Going back every key is at or before the saved one.
+                if last_type != ValueType::Deletion && k.user_key != &self.saved_key[..] {
                     // A live value of a later key is already saved.
                     break;
                 }
@@ -458,7 +466,7 @@ impl UserIterator {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::key::internal_key;
+    use crate::key::{compare_internal_keys, internal_key};
 
     /// An in-memory sorted source, for tests.
     pub(crate) struct VecIter {
@@ -561,7 +569,10 @@ pub(crate) mod tests {
             del("d", 4),
             put("e", 5, "e5"),
         ]);
-        MergingIterator::new(vec![Box::new(newer), Box::new(older)])
+        MergingIterator::new(
+            UserComparator::default(),
+            vec![Box::new(newer), Box::new(older)],
+        )
     }
 
     fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -611,7 +622,10 @@ pub(crate) mod tests {
         // The failed child may hold the newest version of "a": the older
         // one must not be shown in its place.
         let older = VecIter::new(vec![put("a", 1, "a1")]);
-        let merged = MergingIterator::new(vec![Box::new(FailedIter), Box::new(older)]);
+        let merged = MergingIterator::new(
+            UserComparator::default(),
+            vec![Box::new(FailedIter), Box::new(older)],
+        );
         let mut it = UserIterator::new(merged, u64::MAX >> 8);
         it.seek_to_first();
         assert!(!it.valid());

@@ -14,6 +14,8 @@ use std::cmp::Ordering;
 
 use key_comparator::Comparator;
 
+use crate::options::UserComparator;
+
 /// Sequence numbers are 56 bits: the low byte of the tag holds the type.
 pub const MAX_SEQUENCE: u64 = (1 << 56) - 1;
 
@@ -176,7 +178,7 @@ pub fn user_key(ikey: &[u8]) -> &[u8] {
 }
 
 #[inline]
-fn tag_of(ikey: &[u8]) -> u64 {
+pub(crate) fn tag_of(ikey: &[u8]) -> u64 {
     let n = ikey.len();
     if n < TAG_LEN {
         return 0;
@@ -184,7 +186,8 @@ fn tag_of(ikey: &[u8]) -> u64 {
     u64::from_le_bytes(ikey[n - TAG_LEN..].try_into().unwrap_or([0; 8]))
 }
 
-/// Orders internal keys: user key ascending (bytewise), then tag descending.
+/// Orders internal keys: user key ascending (bytewise unless the database
+/// was given another order), then tag descending.
 ///
 /// # Examples
 ///
@@ -195,20 +198,30 @@ fn tag_of(ikey: &[u8]) -> u64 {
 /// let old = internal_key(b"k", 1, ValueType::Value);
 /// let new = internal_key(b"k", 2, ValueType::Value);
 /// let next = internal_key(b"l", 9, ValueType::Value);
-/// assert_eq!(InternalKeyComparator.compare(&new, &old), Ordering::Less); // newest first
-/// assert_eq!(InternalKeyComparator.compare(&old, &next), Ordering::Less);
+/// let cmp = InternalKeyComparator::default(); // user keys bytewise
+/// assert_eq!(cmp.compare(&new, &old), Ordering::Less); // newest first
+/// assert_eq!(cmp.compare(&old, &next), Ordering::Less);
 /// ```
-#[derive(Debug, Default, Clone, Copy)]
-pub struct InternalKeyComparator;
+#[derive(Debug, Default, Clone)]
+pub struct InternalKeyComparator {
+    user: UserComparator,
+}
+
+impl InternalKeyComparator {
+    /// Orders internal keys by `user`'s order of their user keys.
+    pub(crate) fn new(user: UserComparator) -> Self {
+        InternalKeyComparator { user }
+    }
+}
 
 impl Comparator for InternalKeyComparator {
     #[inline]
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        compare_internal_keys(a, b)
+        self.user.compare_internal(a, b)
     }
 }
 
-/// [`InternalKeyComparator`] as a function.
+/// [`InternalKeyComparator`] as a function, for bytewise user keys.
 ///
 /// # Examples
 ///
@@ -395,17 +408,30 @@ pub fn decode_entry(e: &[u8]) -> (&[u8], &[u8]) {
 /// use std::cmp::Ordering;
 /// let v1 = entry(b"k", 1, ValueType::Value, b"old");
 /// let v2 = entry(b"k", 2, ValueType::Value, b"new");
-/// assert_eq!(EntryComparator.compare(&v2, &v1), Ordering::Less); // newest first
+/// let cmp = EntryComparator::default(); // user keys bytewise
+/// assert_eq!(cmp.compare(&v2, &v1), Ordering::Less); // newest first
 /// // Values take no part in the order:
 /// let other = entry(b"k", 1, ValueType::Value, b"zzz");
-/// assert_eq!(EntryComparator.compare(&v1, &other), Ordering::Equal);
+/// assert_eq!(cmp.compare(&v1, &other), Ordering::Equal);
 /// ```
-#[derive(Debug, Default, Clone, Copy)]
-pub struct EntryComparator;
+#[derive(Debug, Default, Clone)]
+pub struct EntryComparator {
+    user: UserComparator,
+}
+
+impl EntryComparator {
+    /// Orders entries by `user`'s order of their user keys.
+    pub(crate) fn new(user: UserComparator) -> Self {
+        EntryComparator { user }
+    }
+}
 
 impl Comparator for EntryComparator {
     #[inline]
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if !self.user.is_bytewise() {
+            return self.user.compare_internal(entry_key(a), entry_key(b));
+        }
         // Most comparisons are decided by the first 8 bytes of the user
         // keys: read them straight from the entries when both keys have
         // a one-byte length and a user key of 8 bytes or more.
@@ -472,7 +498,7 @@ mod tests {
         for a in &entries {
             for b in &entries {
                 assert_eq!(
-                    EntryComparator.compare(a, b),
+                    EntryComparator::default().compare(a, b),
                     compare_internal_keys(decode_entry(a).0, decode_entry(b).0),
                     "{a:?} against {b:?}"
                 );
@@ -502,7 +528,7 @@ mod tests {
         let (k, v) = decode_entry(&e1);
         assert_eq!(v, b"red");
         assert_eq!(parse_internal_key(k).unwrap().sequence, 3);
-        assert_eq!(EntryComparator.compare(&e2, &e1), Ordering::Less);
+        assert_eq!(EntryComparator::default().compare(&e2, &e1), Ordering::Less);
         let big = vec![7u8; 300];
         let e3 = entry(&big, 1, ValueType::Value, b"");
         assert_eq!(decode_entry(&e3).0.len(), 308);

@@ -121,8 +121,8 @@ pub use db::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use options::{
-    BottommostLevelCompaction, CompactOptions, MAX_KEY_LEN, MAX_VALUE_LEN, MemtableKind, Options,
-    ReadOptions, SliceTransform, WaitForCompactOptions, WriteOptions,
+    BottommostLevelCompaction, CompactOptions, CompareFn, MAX_KEY_LEN, MAX_VALUE_LEN, MemtableKind,
+    Options, ReadOptions, SliceTransform, WaitForCompactOptions, WriteOptions,
 };
 pub use recovery::RecoveryStats;
 pub use wal::DBRecoveryMode;

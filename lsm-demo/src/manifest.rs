@@ -11,19 +11,22 @@
 //! opens nothing else as one, and deletes only the files a manifest lists
 //! as obsolete.
 //!
-//! # File format (version 2)
+//! # File format (version 3)
 //!
 //! ```text
-//! magic "lsm-mfst" | version: u32 LE (=2) | body_len: u64 LE | body
+//! magic "lsm-mfst" | version: u32 LE (=3) | body_len: u64 LE | body
 //! | crc: u32 LE (masked CRC32C of everything before it)
 //! body = next_file_number log_number last_sequence file_count  (varints)
 //!        file*
 //!        obsolete_log_count log_number*  obsolete_table_count table_number*
+//!        comparator_len comparator
 //! file = number level file_size entries  (varints)
 //!        smallest_len smallest largest_len largest
 //! ```
 //!
-//! Version 1 is version 2 without the obsolete lists; both are read.
+//! Version 2 is version 3 without the comparator's name, and is what a
+//! database ordered bytewise still writes (so that older builds open it);
+//! version 1 is version 2 without the obsolete lists. All three are read.
 //! Masking: rotate right by 15, add `0x6c736d64`. Decoding checks the
 //! magic, version, length and checksum before parsing the body, and every
 //! length in the body against the bytes left, so damaged input gives a
@@ -59,6 +62,7 @@
 //! ```
 
 use crate::env::FileSystem;
+use crate::options::UserComparator;
 use crate::table::coding::{
     Decoder, VERIFY_CHECKSUMS, masked_crc, put_length_prefixed, put_varint64, read_u32_le,
     read_u64_le,
@@ -72,8 +76,9 @@ pub const MANIFEST_FILE: &str = "MANIFEST";
 pub const MANIFEST_TEMP_FILE: &str = "MANIFEST.tmp";
 /// The first 8 bytes of a manifest.
 pub const MAGIC: [u8; 8] = *b"lsm-mfst";
-/// The format version this module writes; it reads this one and version 1.
-pub const FORMAT_VERSION: u32 = 2;
+/// The newest format version this module writes (a manifest without a
+/// comparator name is written as version 2); it reads versions 1 to 3.
+pub const FORMAT_VERSION: u32 = 3;
 /// The number of levels, as RocksDB's default `num_levels`: level 0 holds
 /// overlapping flushed tables, each level below sorted, disjoint ones.
 /// Manifests written when the engine had two levels read unchanged.
@@ -140,6 +145,9 @@ pub struct Manifest {
     /// Table files this database retired and may not have deleted yet: the
     /// only tables it deletes.
     pub obsolete_tables: Vec<u64>,
+    /// The name of the order of the user keys (`Options::set_comparator`);
+    /// empty for the default, bytewise order.
+    pub comparator: String,
 }
 
 mod error;
@@ -178,9 +186,15 @@ impl Manifest {
                 put_varint64(&mut body, n);
             }
         }
+        let version = if self.comparator.is_empty() {
+            2
+        } else {
+            put_length_prefixed(&mut body, self.comparator.as_bytes());
+            FORMAT_VERSION
+        };
         let mut out = Vec::with_capacity(HEADER_LEN + body.len() + CRC_LEN);
         out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&version.to_le_bytes());
         out.extend_from_slice(&(body.len() as u64).to_le_bytes());
         out.extend_from_slice(&body);
         let crc = masked_crc(&[&out]);
@@ -210,7 +224,7 @@ impl Manifest {
             return Err(ManifestError::BadMagic { file, found });
         }
         let version = read_u32_le(bytes, 8).unwrap_or_default();
-        if version != FORMAT_VERSION && version != 1 {
+        if !(1..=FORMAT_VERSION).contains(&version) {
             return Err(ManifestError::UnsupportedVersion { file, version });
         }
         let body_len = read_u64_le(bytes, 12).unwrap_or_default();
@@ -277,6 +291,15 @@ impl Manifest {
                 Self::decode_numbers(d, "bad obsolete table")?,
             )
         };
+        let comparator = if version >= 3 {
+            let name = d.length_prefixed("bad comparator name")?;
+            match std::str::from_utf8(name) {
+                Ok(name) if !name.is_empty() => name.to_owned(),
+                _ => return Err("comparator name empty or not UTF-8"),
+            }
+        } else {
+            String::new()
+        };
         if d.remaining() != 0 {
             return Err("trailing bytes after the last field");
         }
@@ -287,7 +310,25 @@ impl Manifest {
             files,
             obsolete_logs,
             obsolete_tables,
+            comparator,
         })
+    }
+
+    /// The name of the database's order of user keys: `comparator`, or
+    /// RocksDB's name for the bytewise order when that is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::manifest::Manifest;
+    /// assert_eq!(Manifest::default().comparator_name(), "leveldb.BytewiseComparator");
+    /// ```
+    pub fn comparator_name(&self) -> &str {
+        if self.comparator.is_empty() {
+            crate::options::BYTEWISE_NAME
+        } else {
+            &self.comparator
+        }
     }
 
     fn decode_numbers(d: &mut Decoder<'_>, what: &'static str) -> Result<Vec<u64>, &'static str> {
@@ -326,13 +367,24 @@ impl Manifest {
     /// assert!(err.to_string().contains("listed twice"), "{err}");
     /// ```
     pub fn check_consistency(&self) -> Result<(), ManifestError> {
-        self.find_inconsistency().map_or(Ok(()), |detail| {
+        self.check_consistency_with(&UserComparator::default())
+    }
+
+    /// [`check_consistency`](Self::check_consistency) with the database's
+    /// order of user keys; the order of the files' keys is checked only
+    /// when `ucmp` is the order the manifest names.
+    pub(crate) fn check_consistency_with(
+        &self,
+        ucmp: &UserComparator,
+    ) -> Result<(), ManifestError> {
+        self.find_inconsistency(ucmp).map_or(Ok(()), |detail| {
             Err(ManifestError::Inconsistent { file: None, detail })
         })
     }
 
-    fn find_inconsistency(&self) -> Option<String> {
-        use crate::key::{MAX_SEQUENCE, compare_internal_keys, parse_internal_key, user_key};
+    fn find_inconsistency(&self, ucmp: &UserComparator) -> Option<String> {
+        use crate::key::{MAX_SEQUENCE, parse_internal_key, user_key};
+        let ordered = ucmp.name() == self.comparator_name();
         use std::cmp::Ordering;
         use std::collections::HashSet;
 
@@ -372,7 +424,7 @@ impl Manifest {
             ) else {
                 return Some(format!("table {n} has a malformed smallest or largest key"));
             };
-            if compare_internal_keys(&f.smallest, &f.largest) == Ordering::Greater {
+            if ordered && ucmp.compare_internal(&f.smallest, &f.largest) == Ordering::Greater {
                 return Some(format!("table {n} has its smallest key above its largest"));
             }
             if lo.sequence.max(hi.sequence) > self.last_sequence {
@@ -383,12 +435,12 @@ impl Manifest {
                 ));
             }
         }
-        for level in 1..NUM_LEVELS as u32 {
+        for level in (1..NUM_LEVELS as u32).filter(|_| ordered) {
             let mut files: Vec<&FileMeta> =
                 self.files.iter().filter(|f| f.level == level).collect();
-            files.sort_by(|a, b| compare_internal_keys(&a.smallest, &b.smallest));
+            files.sort_by(|a, b| ucmp.compare_internal(&a.smallest, &b.smallest));
             for pair in files.windows(2) {
-                if user_key(&pair[0].largest) >= user_key(&pair[1].smallest) {
+                if ucmp.le(user_key(&pair[1].smallest), user_key(&pair[0].largest)) {
                     return Some(format!(
                         "level-{level} tables {} and {} overlap",
                         pair[0].number, pair[1].number

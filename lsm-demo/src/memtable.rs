@@ -15,7 +15,7 @@ use crate::key::{
     EntryComparator, ValueType, decode_entry, encode_entry, entry_len, parse_internal_key,
     put_varint,
 };
-use crate::options::MemtableKind;
+use crate::options::{MemtableKind, Options, UserComparator};
 use crate::range_del::MemRangeDels;
 
 /// What a memtable knows about a key as of a sequence.
@@ -45,6 +45,8 @@ pub(crate) trait MemRep: Send + Sync {
 /// A memtable with the engine's bookkeeping around its representation.
 pub(crate) struct Memtable {
     pub(crate) rep: Arc<dyn MemRep>,
+    /// The database's order of user keys.
+    pub(crate) ucmp: UserComparator,
     /// Number of the log file holding this memtable's writes.
     pub(crate) log_number: u64,
     /// Writers that were given this memtable by an `unordered_write` group
@@ -82,14 +84,19 @@ fn memtable_arena(write_buffer_size: usize) -> arena::ConcurrentArena {
 }
 
 impl Memtable {
-    pub(crate) fn new(kind: MemtableKind, log_number: u64, write_buffer_size: usize) -> Memtable {
-        let arena = memtable_arena(write_buffer_size);
-        let rep: Arc<dyn MemRep> = match kind {
-            MemtableKind::SkipList => Arc::new(SkipListRep::new(arena)),
-            MemtableKind::Vector => Arc::new(VectorRep::new(arena)),
+    /// An empty memtable of `opts`' kind and size, ordered by its
+    /// comparator, for the log numbered `log_number`.
+    pub(crate) fn new(opts: &Options, log_number: u64) -> Memtable {
+        let arena = memtable_arena(opts.write_buffer_size);
+        let ucmp = opts.comparator.clone();
+        let order = EntryComparator::new(ucmp.clone());
+        let rep: Arc<dyn MemRep> = match opts.memtable_kind {
+            MemtableKind::SkipList => Arc::new(SkipListRep::new(order, arena)),
+            MemtableKind::Vector => Arc::new(VectorRep::new(order, arena)),
         };
         Memtable {
             rep,
+            ucmp,
             log_number,
             pending_inserts: AtomicUsize::new(0),
             has_unlogged: AtomicBool::new(false),
@@ -188,7 +195,7 @@ struct SkipListRep {
 }
 
 impl SkipListRep {
-    fn new(arena: arena::ConcurrentArena) -> Self {
+    fn new(order: EntryComparator, arena: arena::ConcurrentArena) -> Self {
         // Branching 2 rather than RocksDB's 4: a memtable search is a chain
         // of cache and TLB misses, and with two links per node it walks
         // fewer cold nodes per level. In five paired runs against branching
@@ -197,7 +204,7 @@ impl SkipListRep {
         // a million entries.
         SkipListRep {
             list: Arc::new(inline_skiplist::SkipList::with_options(
-                EntryComparator,
+                order,
                 arena,
                 inline_skiplist::SkipListOptions::new()
                     .with_branching(2)
@@ -246,9 +253,9 @@ struct VectorRep {
 }
 
 impl VectorRep {
-    fn new(arena: arena::ConcurrentArena) -> Self {
+    fn new(order: EntryComparator, arena: arena::ConcurrentArena) -> Self {
         VectorRep {
-            mem: Arc::new(vecmem::VecMem::with_arena(EntryComparator, arena)),
+            mem: Arc::new(vecmem::VecMem::with_arena(order, arena)),
         }
     }
 }
@@ -381,7 +388,9 @@ mod tests {
     use super::*;
 
     fn check_kind(kind: MemtableKind) {
-        let m = Memtable::new(kind, 1, 1 << 20);
+        let mut opts = Options::default();
+        opts.set_memtable_kind(kind).set_write_buffer_size(1 << 20);
+        let m = Memtable::new(&opts, 1);
         let mut b = WriteBatch::new();
         b.put(b"a", b"1");
         b.put(b"b", b"2");

@@ -4,7 +4,10 @@ use crate::error::{Error, Result};
 use crate::wal::DBRecoveryMode;
 
 mod compaction;
+mod comparator;
 mod read_write;
+pub use comparator::CompareFn;
+pub(crate) use comparator::{BYTEWISE_NAME, UserComparator};
 mod slice_transform;
 pub use compaction::{BottommostLevelCompaction, CompactOptions, WaitForCompactOptions};
 pub use read_write::{ReadOptions, WriteOptions};
@@ -89,6 +92,7 @@ pub struct Options {
     pub(crate) write_group: write_group::Options,
     pub(crate) max_bgerror_resume_count: u32,
     pub(crate) bgerror_resume_retry_interval: std::time::Duration,
+    pub(crate) comparator: UserComparator,
     /// Iterators with `prefix_same_as_start` stay within a prefix it takes.
     pub(crate) prefix_extractor: Option<SliceTransform>,
 }
@@ -123,6 +127,7 @@ impl Default for Options {
             write_group: write_group::Options::default(),
             max_bgerror_resume_count: i32::MAX as u32,
             bgerror_resume_retry_interval: std::time::Duration::from_secs(1),
+            comparator: UserComparator::default(),
             prefix_extractor: None,
         }
     }
@@ -363,6 +368,87 @@ impl Options {
         self.bloom_bits_per_key = bits;
         self
     }
+    /// Orders keys with `compare_fn` instead of bytewise, as the `rocksdb`
+    /// crate's `set_comparator` does. Iterators, seeks, bounds, ranges
+    /// (`compact_range`, `delete_range`) and the files' key ranges follow
+    /// this order. `compare_fn` must be a total order that says `Equal`
+    /// only for identical keys.
+    ///
+    /// The database records `name` when it is created, and `open` refuses
+    /// (`Error::InvalidArgument`) a database created under another name:
+    /// its files are sorted in another order. Bytewise is
+    /// `"leveldb.BytewiseComparator"`, RocksDB's name for it. Range
+    /// deletions (`delete_range`) need the bytewise order here: with
+    /// another they fail with `Error::NotSupported`.
+    /// The prefix extractor (none by default): iterators made with
+    /// [`ReadOptions::set_prefix_same_as_start`] (as
+    /// [`DB::prefix_iterator`](crate::DB::prefix_iterator)'s are) stop once
+    /// the key's prefix differs from the seek key's. Without one, such
+    /// iterators go on in total order, as in RocksDB.
+    ///
+    /// Only iteration uses it: RocksDB also builds prefix bloom filters
+    /// from it, which this engine does not (its filters are of whole keys,
+    /// for point reads).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, IteratorMode, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true);
+    /// opts.set_comparator("reverse", Box::new(|a: &[u8], b: &[u8]| b.cmp(a)));
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// for k in [b"a", b"c", b"b"] {
+    ///     db.put(k, b"").unwrap();
+    /// }
+    /// let keys: Vec<_> = db.iterator(IteratorMode::Start).map(|kv| kv.unwrap().0).collect();
+    /// assert_eq!(keys, [&b"c"[..], b"b", b"a"].map(Box::from));
+    /// drop(db);
+    ///
+    /// // Another order cannot open it.
+    /// assert!(DB::open(&Options::default(), dir.path()).is_err());
+    /// ```
+    pub fn set_comparator(
+        &mut self,
+        name: impl Into<String>,
+        compare_fn: Box<CompareFn>,
+    ) -> &mut Self {
+        self.set_key_comparator(name, compare_fn)
+    }
+
+    /// [`set_comparator`](Self::set_comparator) with any
+    /// [`key_comparator::Comparator`], the trait this workspace's memtables
+    /// share.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use key_comparator::Comparator;
+    /// use lsm_demo::Options;
+    /// use std::cmp::Ordering;
+    ///
+    /// /// Keys as little-endian `u32`s.
+    /// struct LittleEndian;
+    /// impl Comparator for LittleEndian {
+    ///     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+    ///         let n = |k: &[u8]| u32::from_le_bytes(k.try_into().unwrap_or([0xff; 4]));
+    ///         n(a).cmp(&n(b)).then_with(|| a.cmp(b))
+    ///     }
+    /// }
+    /// let mut opts = Options::default();
+    /// opts.set_key_comparator("little-endian-u32", LittleEndian);
+    /// ```
+    pub fn set_key_comparator(
+        &mut self,
+        name: impl Into<String>,
+        comparator: impl key_comparator::Comparator + Send + Sync + 'static,
+    ) -> &mut Self {
+        self.comparator = UserComparator::custom(name.into(), Box::new(comparator));
+        self
+    }
+
     /// The prefix extractor (none by default): iterators made with
     /// [`ReadOptions::set_prefix_same_as_start`] (as
     /// [`DB::prefix_iterator`](crate::DB::prefix_iterator)'s are) stop once

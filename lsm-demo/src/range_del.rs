@@ -20,6 +20,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as MemOrdering};
 use parking_lot::Mutex;
 
 /// Orders two user keys: the one comparison range-tombstone code uses.
+/// Bytewise: a database with its own comparator refuses range deletions
+/// (`Error::NotSupported`), because cutting a tombstone at a file's end
+/// takes the successor of a key ([`user_key_successor`]), which only the
+/// bytewise order gives.
 #[inline]
 pub(crate) fn compare_user_keys(a: &[u8], b: &[u8]) -> Ordering {
     key_comparator::compare_bytes(a, b)

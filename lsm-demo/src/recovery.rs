@@ -168,8 +168,16 @@ pub(crate) fn recognise(
                     dir.display()
                 )));
             }
+            if manifest.comparator_name() != opts.comparator.name() {
+                return Err(Error::InvalidArgument(format!(
+                    "database {} orders its keys by the comparator {:?}, not {:?}",
+                    dir.display(),
+                    manifest.comparator_name(),
+                    opts.comparator.name()
+                )));
+            }
             manifest
-                .check_consistency()
+                .check_consistency_with(&opts.comparator)
                 .map_err(|e| manifest_error(dir, e))?;
             Ok(Some(manifest))
         }
@@ -272,14 +280,25 @@ pub(crate) fn destroy(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
 }
 
 /// Writes the manifest of a new, empty database in `dir`.
-pub(crate) fn create_database(fs: &dyn FileSystem, dir: &Path) -> Result<Manifest> {
+pub(crate) fn create_database(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<Manifest> {
     let manifest = Manifest {
         next_file_number: 1,
+        comparator: manifest_comparator(opts),
         ..Manifest::default()
     };
     write_manifest(fs, dir, &manifest)
         .map_err(|e| Error::io(format!("writing {}", dir.join(MANIFEST_FILE).display()), e))?;
     Ok(manifest)
+}
+
+/// The comparator name a new manifest records: none for the bytewise
+/// order, so that builds from before names were recorded open it.
+pub(crate) fn manifest_comparator(opts: &Options) -> String {
+    if opts.comparator.is_bytewise() {
+        String::new()
+    } else {
+        opts.comparator.name().to_owned()
+    }
 }
 
 pub(crate) fn manifest_error(dir: &Path, e: ManifestError) -> Error {
@@ -341,12 +360,15 @@ pub(crate) fn recover(
 
     let mut levels: [Vec<Arc<TableFile>>; NUM_LEVELS] = Default::default();
     for meta in &manifest.files {
-        let table = open_table(fs, dir, meta)?;
+        let table = open_table(fs, dir, meta, &opts.comparator)?;
         levels[meta.level as usize].push(Arc::new(table));
     }
     levels[0].sort_by_key(|t| std::cmp::Reverse(t.meta.number));
     for level in &mut levels[1..] {
-        level.sort_by(|a, b| crate::key::compare_internal_keys(&a.meta.smallest, &b.meta.smallest));
+        level.sort_by(|a, b| {
+            opts.comparator
+                .compare_internal(&a.meta.smallest, &b.meta.smallest)
+        });
     }
 
     let logs: Vec<u64> = inventory

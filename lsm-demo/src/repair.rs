@@ -44,7 +44,7 @@ use crate::iter::{EntrySource, Forward, InternalIterator, MergingIterator};
 use crate::key::{MAX_SEQUENCE, parse_internal_key};
 use crate::manifest::{MANIFEST_FILE, Manifest, read_manifest, write_manifest};
 use crate::memtable::Memtable;
-use crate::options::Options;
+use crate::options::{Options, UserComparator};
 use crate::recovery::{
     Inventory, RecoveryStats, check_group, lock_dir, manifest_error, not_a_database, set_aside,
 };
@@ -153,7 +153,8 @@ pub fn verify_with_fs(dir: &Path, fs: &dyn FileSystem) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     for meta in &manifest.files {
         let path = table_path(dir, meta.number);
-        match read_table(fs, &path, Some(meta.file_size)) {
+        // Reading in order checks every checksum whatever the key order.
+        match read_table(fs, &path, Some(meta.file_size), &UserComparator::default()) {
             Ok(t) => {
                 report.tables_checked += 1;
                 report.entries_checked += t.entries;
@@ -192,7 +193,12 @@ struct TableScan {
 
 /// Opens the table at `path` (of `size` bytes, or the file's size) and reads
 /// every entry, which checks every block's checksum.
-fn read_table(fs: &dyn FileSystem, path: &Path, size: Option<u64>) -> Result<TableScan> {
+fn read_table(
+    fs: &dyn FileSystem,
+    path: &Path,
+    size: Option<u64>,
+    ucmp: &UserComparator,
+) -> Result<TableScan> {
     let file = fs
         .open_random(path)
         .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
@@ -202,8 +208,14 @@ fn read_table(fs: &dyn FileSystem, path: &Path, size: Option<u64>) -> Result<Tab
             .size()
             .map_err(|e| Error::io(format!("reading {}", path.display()), e))?,
     };
-    let table = Table::open_named(file, size, table_comparator(), crate::key::user_key, path)
-        .map_err(table_error)?;
+    let table = Table::open_named(
+        file,
+        size,
+        table_comparator(ucmp),
+        crate::key::user_key,
+        path,
+    )
+    .map_err(table_error)?;
     let mut it = table.iter();
     it.seek_to_first();
     let (mut entries, mut max_sequence) = (0, 0);
@@ -340,6 +352,15 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
     opts.validate()?;
     let inventory = Inventory::of(fs, dir)?;
     let ours = match read_manifest(fs, dir) {
+        Ok(Some(m)) if m.comparator_name() != opts.comparator.name() => {
+            // Rebuilding in another order would misfile every table.
+            return Err(Error::InvalidArgument(format!(
+                "database {} orders its keys by the comparator {:?}, not {:?}",
+                dir.display(),
+                m.comparator_name(),
+                opts.comparator.name()
+            )));
+        }
         Ok(Some(_)) => true,
         Ok(None) => !inventory.database_like.is_empty(),
         Err(e) => !matches!(e, crate::manifest::ManifestError::BadMagic { .. }),
@@ -364,7 +385,7 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
     let mut retired_tables = Vec::new();
     for &n in &inventory.tables {
         let path = table_path(dir, n);
-        match read_table(fs, &path, None) {
+        match read_table(fs, &path, None, &opts.comparator) {
             Ok(scan) => {
                 info!(log, "table {n}: {} entries read cleanly", scan.entries);
                 last_sequence = last_sequence.max(scan.max_sequence);
@@ -381,7 +402,7 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
 
     // Every log, in order, into memtables written out as tables when full.
     let mut retired_logs = Vec::new();
-    let mut mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
+    let mut mem = Memtable::new(opts, 0);
     let mut last_replayed = None;
     let mut built = Vec::new();
     for &n in &inventory.logs {
@@ -446,7 +467,7 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
         .iter()
         .map(|t| Box::new(TableIterAdapter(t.iter())) as Box<dyn InternalIterator>)
         .collect();
-    let mut merged = MergingIterator::new(children);
+    let mut merged = MergingIterator::new(opts.comparator.clone(), children);
     merged.seek_to_first();
     // Range tombstones drop what they cover in the merge, and go with it:
     // nothing lies below.
@@ -501,9 +522,10 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
         files,
         obsolete_logs: retired_logs,
         obsolete_tables: retired_tables,
+        comparator: crate::recovery::manifest_comparator(opts),
     };
     manifest
-        .check_consistency()
+        .check_consistency_with(&opts.comparator)
         .map_err(|e| Error::Corruption(format!("the repaired manifest: {e}")))?;
     write_manifest(fs, dir, &manifest)
         .map_err(|e| Error::io(format!("writing {}", dir.join(MANIFEST_FILE).display()), e))?;
@@ -541,6 +563,6 @@ fn flush_memtable(
     )? {
         built.push((number, table.table));
     }
-    *mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
+    *mem = Memtable::new(opts, 0);
     Ok(())
 }

@@ -15,7 +15,7 @@ use crate::key::{
 };
 use crate::manifest::{FileMeta, NUM_LEVELS};
 use crate::memtable::{Lookup, Memtable};
-use crate::options::Options;
+use crate::options::{Options, UserComparator};
 use crate::range_del::{
     FragmentedTombstones, RangeTombstone, TombstoneOutput, user_key_predecessor, user_key_successor,
 };
@@ -25,6 +25,8 @@ use crate::table::{Table, TableBuilder, TableError, TableIter, TableOptions};
 pub(crate) struct TableFile {
     pub(crate) meta: FileMeta,
     pub(crate) table: Arc<Table>,
+    /// The database's order of user keys, which sorted the file.
+    pub(crate) ucmp: UserComparator,
     /// The table's range tombstones; `None` for a table without.
     pub(crate) range_dels: Option<Arc<FragmentedTombstones>>,
 }
@@ -41,8 +43,11 @@ impl TableFile {
     }
 
     pub(crate) fn covers(&self, user_key: &[u8]) -> bool {
-        crate::key::user_key(&self.meta.smallest) <= user_key
-            && user_key <= crate::key::user_key(&self.meta.largest)
+        self.ucmp
+            .le(crate::key::user_key(&self.meta.smallest), user_key)
+            && self
+                .ucmp
+                .le(user_key, crate::key::user_key(&self.meta.largest))
     }
 
     pub(crate) fn get(&self, user_key: &[u8], seq: u64) -> Result<Lookup> {
@@ -124,7 +129,8 @@ impl Version {
         // Below level 0 a key lies in at most one file a level, and a
         // level holds only versions older than the levels above it.
         for level in &self.levels[1..] {
-            let i = level.partition_point(|t| crate::key::user_key(&t.meta.largest) < user_key);
+            let i = level
+                .partition_point(|t| t.ucmp.lt(crate::key::user_key(&t.meta.largest), user_key));
             if let Some(t) = level.get(i) {
                 covered_below = covered_below.max(t.max_covering_seq(user_key, seq));
                 if let Some(found) = resolve(t.get(user_key, seq)?, covered_below) {
@@ -170,7 +176,7 @@ impl Version {
         for level in self.levels[1..].iter().filter(|l| !l.is_empty()) {
             children.push(Box::new(LevelIterator::new(level.clone())));
         }
-        let mut merged = MergingIterator::new(children);
+        let mut merged = MergingIterator::new(self.mem.ucmp.clone(), children);
         merged.range_dels = self.range_dels();
         merged
     }
@@ -264,9 +270,9 @@ impl InternalIterator for LevelIterator {
     }
     fn seek(&mut self, target: &[u8]) {
         // The first file whose largest key is at or after the target.
-        let i = self.files.partition_point(|t| {
-            crate::key::compare_internal_keys(&t.meta.largest, target) == std::cmp::Ordering::Less
-        });
+        let i = self
+            .files
+            .partition_point(|t| t.ucmp.compare_internal(&t.meta.largest, target).is_lt());
         if let Some(it) = self.open(i) {
             it.seek(target);
         }
@@ -274,10 +280,9 @@ impl InternalIterator for LevelIterator {
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
         // The last file whose smallest key is at or before the target.
-        let i = self.files.partition_point(|t| {
-            crate::key::compare_internal_keys(&t.meta.smallest, target)
-                != std::cmp::Ordering::Greater
-        });
+        let i = self
+            .files
+            .partition_point(|t| t.ucmp.compare_internal(&t.meta.smallest, target).is_le());
         if i == 0 {
             self.iter = None;
             return;
@@ -353,13 +358,21 @@ pub(crate) fn table_options(opts: &Options) -> TableOptions {
     }
 }
 
-pub(crate) fn table_comparator() -> Arc<dyn key_comparator::Comparator + Send + Sync> {
-    Arc::new(InternalKeyComparator)
+/// How a table of a database ordered by `ucmp` sorts its internal keys.
+pub(crate) fn table_comparator(
+    ucmp: &UserComparator,
+) -> Arc<dyn key_comparator::Comparator + Send + Sync> {
+    Arc::new(InternalKeyComparator::new(ucmp.clone()))
 }
 
 /// Opens the live table `meta` in `dir`. A missing file is corruption: the
 /// manifest says it is there.
-pub(crate) fn open_table(fs: &dyn FileSystem, dir: &Path, meta: &FileMeta) -> Result<TableFile> {
+pub(crate) fn open_table(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    meta: &FileMeta,
+    ucmp: &UserComparator,
+) -> Result<TableFile> {
     let path = table_path(dir, meta.number);
     let file = fs.open_random(&path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -371,12 +384,19 @@ pub(crate) fn open_table(fs: &dyn FileSystem, dir: &Path, meta: &FileMeta) -> Re
             Error::io(format!("opening {}", path.display()), e)
         }
     })?;
-    let table = Table::open_named(file, meta.file_size, table_comparator(), user_key, &path)
-        .map_err(table_error)?;
+    let table = Table::open_named(
+        file,
+        meta.file_size,
+        table_comparator(ucmp),
+        user_key,
+        &path,
+    )
+    .map_err(table_error)?;
     let range_dels = table_range_dels(&table, &path)?;
     Ok(TableFile {
         meta: meta.clone(),
         table,
+        ucmp: ucmp.clone(),
         range_dels,
     })
 }
@@ -441,7 +461,7 @@ pub(crate) fn build_table(
             return Err(e);
         }
     };
-    open_table(fs, dir, &meta).map(Some)
+    open_table(fs, dir, &meta, &opts.comparator).map(Some)
 }
 
 /// Writes the table; returns what the builder reported and the file's
@@ -466,7 +486,12 @@ fn write_table(
         ),
         other => Error::Corruption(format!("building {}: {other}", path.display())),
     };
-    let mut builder = TableBuilder::new(file, table_options(opts), table_comparator(), user_key);
+    let mut builder = TableBuilder::new(
+        file,
+        table_options(opts),
+        table_comparator(&opts.comparator),
+        user_key,
+    );
     let mut written: u64 = 0;
     let mut last_user_key: Vec<u8> = Vec::new();
     while source.valid() {

@@ -194,6 +194,8 @@ fn manifest() -> impl Strategy<Value = Manifest> {
         proptest::collection::vec(file, 0..6),
         proptest::collection::vec(any::<u64>(), 0..4),
         proptest::collection::vec(any::<u64>(), 0..4),
+        // Empty (bytewise, written as version 2) or a name (version 3).
+        proptest::option::of("[a-z.]{1,12}"),
     )
         .prop_map(
             |(
@@ -203,6 +205,7 @@ fn manifest() -> impl Strategy<Value = Manifest> {
                 files,
                 obsolete_logs,
                 obsolete_tables,
+                comparator,
             )| {
                 Manifest {
                     next_file_number,
@@ -211,6 +214,7 @@ fn manifest() -> impl Strategy<Value = Manifest> {
                     files,
                     obsolete_logs,
                     obsolete_tables,
+                    comparator: comparator.unwrap_or_default(),
                 }
             },
         )

@@ -31,7 +31,8 @@ impl LevelsBelow {
     /// Whether a file below may hold a version of `user_key`.
     fn may_hold(&self, user_key: &[u8]) -> bool {
         self.0.iter().any(|level| {
-            let i = level.partition_point(|t| crate::key::user_key(&t.meta.largest) < user_key);
+            let i = level
+                .partition_point(|t| t.ucmp.lt(crate::key::user_key(&t.meta.largest), user_key));
             level.get(i).is_some_and(|t| t.covers(user_key))
         })
     }

@@ -20,7 +20,7 @@ use std::collections::HashSet;
 
 use crate::key::user_key;
 use crate::manifest::{FileMeta, NUM_LEVELS};
-use crate::options::Options;
+use crate::options::{Options, UserComparator};
 
 /// The last level: it is never compacted further.
 pub(crate) const LAST_LEVEL: usize = NUM_LEVELS - 1;
@@ -184,9 +184,9 @@ pub(crate) fn pick(
             break;
         }
         let pick = if level == 0 {
-            pick_level0(levels, shape.base_level, &busy, running)
+            pick_level0(levels, shape.base_level, &busy, running, &opts.comparator)
         } else {
-            pick_file(levels, level, &busy, running)
+            pick_file(levels, level, &busy, running, &opts.comparator)
         };
         if let Some(mut p) = pick {
             p.score = score;
@@ -203,19 +203,24 @@ fn pick_level0(
     base_level: usize,
     busy: &HashSet<u64>,
     running: &[Running],
+    ucmp: &UserComparator,
 ) -> Option<Pick> {
     let inputs = &levels[0];
     if inputs.is_empty() || inputs.iter().any(|f| busy.contains(&f.number)) {
         return None;
     }
-    let (lo, hi) = key_range(inputs.iter().copied());
-    let overlaps = overlapping(&levels[base_level], lo, hi);
-    let mut sorted = inputs.clone();
-    sorted.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
-    let disjoint = sorted
+    let (lo, hi) = key_range(inputs.iter().copied(), ucmp);
+    let overlaps = overlapping(&levels[base_level], lo, hi, ucmp);
+    finish_pick(0, base_level, inputs, overlaps, busy, running, ucmp)
+}
+
+/// Whether no two of `files` share a user key.
+fn disjoint(files: &[&FileMeta], ucmp: &UserComparator) -> bool {
+    let mut sorted = files.to_vec();
+    sorted.sort_by(|a, b| ucmp.compare(user_key(&a.smallest), user_key(&b.smallest)));
+    sorted
         .windows(2)
-        .all(|w| user_key(&w[0].largest) < user_key(&w[1].smallest));
-    finish_pick(0, base_level, inputs, overlaps, disjoint, busy, running)
+        .all(|w| ucmp.lt(user_key(&w[0].largest), user_key(&w[1].smallest)))
 }
 
 /// One file of `level` into the next, the one with the least overlap there
@@ -225,6 +230,7 @@ fn pick_file(
     level: usize,
     busy: &HashSet<u64>,
     running: &[Running],
+    ucmp: &UserComparator,
 ) -> Option<Pick> {
     let next = &levels[level + 1];
     let mut best: Option<(u128, Pick)> = None;
@@ -232,14 +238,14 @@ fn pick_file(
         if busy.contains(&f.number) {
             continue;
         }
-        let overlaps = overlapping(next, user_key(&f.smallest), user_key(&f.largest));
+        let overlaps = overlapping(next, user_key(&f.smallest), user_key(&f.largest), ucmp);
         let overlap_bytes: u64 = overlaps.iter().map(|o| o.file_size).sum();
         // Overlap per byte of the file, scaled to stay an integer.
         let ratio = u128::from(overlap_bytes) * 1024 / u128::from(f.file_size.max(1));
         if best.as_ref().is_some_and(|(r, _)| *r <= ratio) {
             continue;
         }
-        if let Some(p) = finish_pick(level, level + 1, &[*f], overlaps, true, busy, running) {
+        if let Some(p) = finish_pick(level, level + 1, &[*f], overlaps, busy, running, ucmp) {
             best = Some((ratio, p));
         }
     }
@@ -261,10 +267,11 @@ pub(crate) fn pick_range(
     start: Option<&[u8]>,
     end: Option<&[u8]>,
     running: &[Running],
+    ucmp: &UserComparator,
 ) -> Option<Pick> {
     let in_range = |f: &FileMeta| {
-        start.is_none_or(|s| user_key(&f.largest) >= s)
-            && end.is_none_or(|e| user_key(&f.smallest) <= e)
+        start.is_none_or(|s| ucmp.le(s, user_key(&f.largest)))
+            && end.is_none_or(|e| ucmp.le(user_key(&f.smallest), e))
     };
     let inputs: Vec<&FileMeta> = if level == 0 {
         if !levels[0].iter().any(|f| in_range(f)) {
@@ -286,27 +293,14 @@ pub(crate) fn pick_range(
         return None;
     }
     if output_level == level {
-        let mut pick = finish_pick(level, level, &inputs, Vec::new(), false, &busy, running)?;
+        let mut pick = finish_pick(level, level, &inputs, Vec::new(), &busy, running, ucmp)?;
         // A rewrite, never a move onto itself.
         pick.trivial_move = false;
         return Some(pick);
     }
-    let (lo, hi) = key_range(inputs.iter().copied());
-    let overlaps = overlapping(&levels[output_level], lo, hi);
-    let mut sorted = inputs.clone();
-    sorted.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
-    let disjoint = sorted
-        .windows(2)
-        .all(|w| user_key(&w[0].largest) < user_key(&w[1].smallest));
-    finish_pick(
-        level,
-        output_level,
-        &inputs,
-        overlaps,
-        disjoint,
-        &busy,
-        running,
-    )
+    let (lo, hi) = key_range(inputs.iter().copied(), ucmp);
+    let overlaps = overlapping(&levels[output_level], lo, hi, ucmp);
+    finish_pick(level, output_level, &inputs, overlaps, &busy, running, ucmp)
 }
 
 /// The pick of `inputs` with `overlaps`, unless a file is busy or a
@@ -316,16 +310,16 @@ fn finish_pick(
     output_level: usize,
     inputs: &[&FileMeta],
     overlaps: Vec<&FileMeta>,
-    inputs_disjoint: bool,
     busy: &HashSet<u64>,
     running: &[Running],
+    ucmp: &UserComparator,
 ) -> Option<Pick> {
     if overlaps.iter().any(|f| busy.contains(&f.number)) {
         return None;
     }
-    let (lo, hi) = key_range(inputs.iter().chain(&overlaps).copied());
+    let (lo, hi) = key_range(inputs.iter().chain(&overlaps).copied(), ucmp);
     let collides = running.iter().any(|r| {
-        r.output_level == output_level && r.smallest.as_slice() <= hi && lo <= r.largest.as_slice()
+        r.output_level == output_level && ucmp.le(&r.smallest, hi) && ucmp.le(lo, &r.largest)
     });
     if collides {
         return None;
@@ -334,7 +328,7 @@ fn finish_pick(
         level,
         output_level,
         inputs: inputs.iter().map(|f| f.number).collect(),
-        trivial_move: overlaps.is_empty() && inputs_disjoint,
+        trivial_move: overlaps.is_empty() && disjoint(inputs, ucmp),
         overlaps: overlaps.iter().map(|f| f.number).collect(),
         score: 0.0,
         smallest: lo.to_vec(),
@@ -343,22 +337,33 @@ fn finish_pick(
 }
 
 /// The smallest and largest user keys of `files` (not empty).
-fn key_range<'a>(files: impl Iterator<Item = &'a FileMeta> + Clone) -> (&'a [u8], &'a [u8]) {
+fn key_range<'a>(
+    files: impl Iterator<Item = &'a FileMeta> + Clone,
+    ucmp: &UserComparator,
+) -> (&'a [u8], &'a [u8]) {
     let lo = files
         .clone()
         .map(|f| user_key(&f.smallest))
-        .min()
+        .min_by(|a, b| ucmp.compare(a, b))
         .expect("files");
-    let hi = files.map(|f| user_key(&f.largest)).max().expect("files");
+    let hi = files
+        .map(|f| user_key(&f.largest))
+        .max_by(|a, b| ucmp.compare(a, b))
+        .expect("files");
     (lo, hi)
 }
 
 /// The files of a sorted level that hold a user key in `[lo, hi]`.
-fn overlapping<'a>(level: &[&'a FileMeta], lo: &[u8], hi: &[u8]) -> Vec<&'a FileMeta> {
-    let start = level.partition_point(|f| user_key(&f.largest) < lo);
+fn overlapping<'a>(
+    level: &[&'a FileMeta],
+    lo: &[u8],
+    hi: &[u8],
+    ucmp: &UserComparator,
+) -> Vec<&'a FileMeta> {
+    let start = level.partition_point(|f| ucmp.lt(user_key(&f.largest), lo));
     level[start..]
         .iter()
-        .take_while(|f| user_key(&f.smallest) <= hi)
+        .take_while(|f| ucmp.le(user_key(&f.smallest), hi))
         .copied()
         .collect()
 }
@@ -585,23 +590,63 @@ mod tests {
         ];
         let l = levels(&files);
         // Level 0: one file in the range takes both (they may overlap).
-        let p = pick_range(&l, 0, 5, Some(b"b"), Some(b"b"), &[]).unwrap();
+        let p = pick_range(
+            &l,
+            0,
+            5,
+            Some(b"b"),
+            Some(b"b"),
+            &[],
+            &UserComparator::default(),
+        )
+        .unwrap();
         assert_eq!((p.inputs.len(), p.overlaps.clone()), (2, vec![3, 4, 5]));
-        assert!(pick_range(&l, 0, 5, Some(b"d"), Some(b"e"), &[]).is_none());
+        assert!(
+            pick_range(
+                &l,
+                0,
+                5,
+                Some(b"d"),
+                Some(b"e"),
+                &[],
+                &UserComparator::default()
+            )
+            .is_none()
+        );
         // Level 5: the files in [c, e], with what they overlap below.
-        let p = pick_range(&l, 5, 6, Some(b"c"), Some(b"e"), &[]).unwrap();
+        let p = pick_range(
+            &l,
+            5,
+            6,
+            Some(b"c"),
+            Some(b"e"),
+            &[],
+            &UserComparator::default(),
+        )
+        .unwrap();
         assert_eq!((p.inputs.clone(), p.overlaps.clone()), (vec![4], vec![6]));
         assert!(!p.trivial_move);
         // Open ends.
-        let p = pick_range(&l, 5, 6, Some(b"g"), None, &[]).unwrap();
+        let p = pick_range(&l, 5, 6, Some(b"g"), None, &[], &UserComparator::default()).unwrap();
         assert_eq!((p.inputs.clone(), p.overlaps.clone()), (vec![5], vec![7]));
-        let p = pick_range(&l, 5, 6, None, Some(b"b"), &[]).unwrap();
+        let p = pick_range(&l, 5, 6, None, Some(b"b"), &[], &UserComparator::default()).unwrap();
         assert_eq!(p.inputs, [3]);
         // The last level into itself: a rewrite, never a move.
-        let p = pick_range(&l, 6, 6, None, None, &[]).unwrap();
+        let p = pick_range(&l, 6, 6, None, None, &[], &UserComparator::default()).unwrap();
         assert_eq!((p.inputs.clone(), p.overlaps.clone()), (vec![6, 7], vec![]));
         assert!(!p.trivial_move);
         // A busy file waits.
-        assert!(pick_range(&l, 5, 6, Some(b"c"), Some(b"e"), &[p.running()]).is_none());
+        assert!(
+            pick_range(
+                &l,
+                5,
+                6,
+                Some(b"c"),
+                Some(b"e"),
+                &[p.running()],
+                &UserComparator::default()
+            )
+            .is_none()
+        );
     }
 }

@@ -390,7 +390,7 @@ impl Shared {
         if !overlaps.is_empty() {
             children.push(Box::new(LevelIterator::new(overlaps.clone())));
         }
-        let mut merged = MergingIterator::new(children);
+        let mut merged = MergingIterator::new(self.opts.comparator.clone(), children);
         merged.seek_to_first();
         let range_dels = range_dels_of(inputs.iter().chain(&overlaps));
         let mut filtered =
@@ -440,7 +440,9 @@ impl Shared {
             let out = &mut v.levels[pick.output_level];
             out.extend(outputs.iter().cloned());
             out.sort_by(|a, b| {
-                crate::key::compare_internal_keys(&a.meta.smallest, &b.meta.smallest)
+                self.opts
+                    .comparator
+                    .compare_internal(&a.meta.smallest, &b.meta.smallest)
             });
         });
         st.install(next, &self.opts);
@@ -504,6 +506,7 @@ impl Shared {
                 Arc::new(TableFile {
                     meta,
                     table: t.table.clone(),
+                    ucmp: t.ucmp.clone(),
                     range_dels: t.range_dels.clone(),
                 })
             })
@@ -517,7 +520,9 @@ impl Shared {
             let out = &mut v.levels[pick.output_level];
             out.extend(moved);
             out.sort_by(|a, b| {
-                crate::key::compare_internal_keys(&a.meta.smallest, &b.meta.smallest)
+                self.opts
+                    .comparator
+                    .compare_internal(&a.meta.smallest, &b.meta.smallest)
             });
         });
         st.install(next, &self.opts);

@@ -528,8 +528,14 @@ impl<D: DBAccess> DBRawIteratorWithThreadMode<'_, D> {
     /// Whether `key` is within the bounds and the prefix.
     #[inline]
     fn in_range(&self, key: &[u8]) -> bool {
-        self.lower_bound.as_deref().is_none_or(|lower| key >= lower)
-            && self.upper_bound.as_deref().is_none_or(|upper| key < upper)
+        let ucmp = &self.version.mem.ucmp;
+        self.lower_bound
+            .as_deref()
+            .is_none_or(|lower| ucmp.le(lower, key))
+            && self
+                .upper_bound
+                .as_deref()
+                .is_none_or(|upper| ucmp.lt(key, upper))
             && match (&self.prefix, self.prefix_extractor) {
                 (Some(prefix), Some(extractor)) => extractor.has_prefix(key, prefix),
                 _ => true,
@@ -661,7 +667,7 @@ impl<D: DBAccess> DBRawIteratorWithThreadMode<'_, D> {
     pub fn seek(&mut self, key: impl AsRef<[u8]>) {
         self.limit_to_prefix_of(key.as_ref());
         match &self.lower_bound {
-            Some(lower) if key.as_ref() < &lower[..] => self.inner.seek(lower),
+            Some(lower) if self.version.mem.ucmp.lt(key.as_ref(), lower) => self.inner.seek(lower),
             _ => self.inner.seek(key.as_ref()),
         }
     }
@@ -682,7 +688,7 @@ impl<D: DBAccess> DBRawIteratorWithThreadMode<'_, D> {
     /// ```
     pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) {
         match &self.upper_bound {
-            Some(upper) if key.as_ref() >= &upper[..] => self.seek_to_last(),
+            Some(upper) if self.version.mem.ucmp.le(upper, key.as_ref()) => self.seek_to_last(),
             _ => self.inner.seek_for_prev(key.as_ref()),
         }
         self.limit_to_prefix_of(key.as_ref());

@@ -159,6 +159,7 @@ impl Shared {
                 start,
                 end,
                 &st.bg.compactions,
+                &self.opts.comparator,
             );
             let Some(pick) = pick else { continue };
             // A failure is also recorded as the background error.

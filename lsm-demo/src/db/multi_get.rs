@@ -131,7 +131,8 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         let keys: Vec<K> = keys.into_iter().collect();
         let mut order: Vec<usize> = (0..keys.len()).collect();
         if !sorted_input {
-            order.sort_by(|&a, &b| keys[a].as_ref().cmp(keys[b].as_ref()));
+            let ucmp = &self.shared.opts.comparator;
+            order.sort_by(|&a, &b| ucmp.compare(keys[a].as_ref(), keys[b].as_ref()));
         }
         let seq = ro.snapshot.unwrap_or_else(|| self.shared.visible());
         let version = self.shared.current();

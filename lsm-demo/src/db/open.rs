@@ -123,7 +123,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         let manifest = match found {
             Some(manifest) => manifest,
             None => {
-                let manifest = create_database(&*fs, &dir)?;
+                let manifest = create_database(&*fs, &dir, opts)?;
                 info!(info_log, "created a new database in {}", dir.display());
                 manifest
             }
@@ -132,11 +132,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             .inspect_err(|e| info!(info_log, "open failed: {e}"))?;
         let next_sequence = recovered.next_sequence;
         let version = Version {
-            mem: Arc::new(Memtable::new(
-                opts.memtable_kind,
-                recovered.log_number,
-                opts.write_buffer_size,
-            )),
+            mem: Arc::new(Memtable::new(opts, recovered.log_number)),
             imm: Vec::new(),
             levels: recovered.levels,
         };

@@ -20,7 +20,8 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
     ///
     /// # Errors
     ///
-    /// As [`write`](Self::write).
+    /// As [`write`](Self::write); [`Error::NotSupported`](crate::Error::NotSupported)
+    /// in a database with its own comparator (`Options::set_comparator`).
     ///
     /// # Examples
     ///

@@ -619,11 +619,7 @@ impl Shared {
             std::thread::yield_now();
         }
         old.rep.mark_read_only();
-        let mem = Arc::new(Memtable::new(
-            self.opts.memtable_kind,
-            number,
-            self.opts.write_buffer_size,
-        ));
+        let mem = Arc::new(Memtable::new(&self.opts, number));
         // Writes reach the memtable through the pointer (see `write`).
         // Release: reservations after the reopening acquire it.
         self.current_mem

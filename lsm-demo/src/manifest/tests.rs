@@ -18,6 +18,7 @@ fn sample(n: u64) -> Manifest {
             .collect(),
         obsolete_logs: vec![97 + n],
         obsolete_tables: (0..n).map(|i| 200 + i).collect(),
+        comparator: String::new(),
     }
 }
 
@@ -41,8 +42,13 @@ fn round_trip() {
         }],
         obsolete_logs: vec![u64::MAX],
         obsolete_tables: vec![0, u64::MAX],
+        comparator: "a comparator's name, in UTF-8: ≠".to_owned(),
     };
     assert_eq!(Manifest::decode(&extreme.encode()).unwrap(), extreme);
+    // Without a comparator name, version 2 (which builds from before
+    // names were recorded read); with one, version 3.
+    assert_eq!(sample(1).encode()[8..12], 2u32.to_le_bytes());
+    assert_eq!(extreme.encode()[8..12], 3u32.to_le_bytes());
 }
 
 #[test]
@@ -66,10 +72,14 @@ fn every_truncation_and_bit_flip_is_an_error() {
     ));
 }
 
-/// Re-checksums a body so the parser itself is exercised.
+/// Re-checksums a version-2 body so the parser itself is exercised.
 fn with_body(body: &[u8]) -> Vec<u8> {
+    with_versioned_body(2, body)
+}
+
+fn with_versioned_body(version: u32, body: &[u8]) -> Vec<u8> {
     let mut out = MAGIC.to_vec();
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&(body.len() as u64).to_le_bytes());
     out.extend_from_slice(body);
     let crc = masked_crc(&[&out]);
@@ -100,12 +110,26 @@ fn bad_bodies_with_good_checksums() {
     body.truncate(body.len() - CRC_LEN);
     body.push(0);
     assert!(Manifest::decode(&with_body(&body)).is_err());
+    // Version 3: a comparator name must follow, whole, not empty, UTF-8.
+    let v2_body = &body[..body.len() - 1];
+    for (name, ok) in [
+        (&b""[..], false),
+        (&b"\xff"[..], false),
+        (&b"my.order"[..], true),
+    ] {
+        let mut body = v2_body.to_vec();
+        put_length_prefixed(&mut body, name);
+        let decoded = Manifest::decode(&with_versioned_body(3, &body));
+        assert_eq!(decoded.is_ok(), ok, "{name:?}: {decoded:?}");
+        body.push(0);
+        assert!(Manifest::decode(&with_versioned_body(3, &body)).is_err());
+    }
     // Other version.
     let mut bytes = sample(0).encode();
-    bytes[8] = 3;
+    bytes[8] = 4;
     assert!(matches!(
         Manifest::decode(&bytes),
-        Err(ManifestError::UnsupportedVersion { version: 3, .. })
+        Err(ManifestError::UnsupportedVersion { version: 4, .. })
     ));
 }
 
@@ -147,6 +171,7 @@ fn consistent() -> Manifest {
         ],
         obsolete_logs: vec![3],
         obsolete_tables: vec![1, 2],
+        comparator: String::new(),
     }
 }
 

@@ -138,7 +138,7 @@ impl<'a> Replay<'a> {
             dir,
             opts,
             log,
-            mem: Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size),
+            mem: Memtable::new(opts, 0),
             last_sequence: None,
             tables: Vec::new(),
             next_sequence: manifest.last_sequence + 1,
@@ -351,7 +351,7 @@ impl<'a> Replay<'a> {
             );
             self.tables.push(table);
         }
-        self.mem = Memtable::new(opts.memtable_kind, 0, opts.write_buffer_size);
+        self.mem = Memtable::new(opts, 0);
         Ok(())
     }
 }
