@@ -424,6 +424,11 @@ impl EntryComparator {
     pub(crate) fn new(user: UserComparator) -> Self {
         EntryComparator { user }
     }
+
+    /// The order of user keys it follows.
+    pub(crate) fn user(&self) -> &UserComparator {
+        &self.user
+    }
 }
 
 impl Comparator for EntryComparator {

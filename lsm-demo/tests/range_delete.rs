@@ -83,8 +83,13 @@ fn tables(dir: &Path) -> Vec<(u64, u64)> {
     for e in std::fs::read_dir(dir).unwrap() {
         let path = e.unwrap().path();
         if path.extension().is_some_and(|x| x == "sst") {
-            let t = Table::open_file(&PosixFs, &path, Arc::new(InternalKeyComparator::default()), user_key)
-                .unwrap();
+            let t = Table::open_file(
+                &PosixFs,
+                &path,
+                Arc::new(InternalKeyComparator::default()),
+                user_key,
+            )
+            .unwrap();
             out.push((t.properties().entries, t.properties().range_deletions));
         }
     }
