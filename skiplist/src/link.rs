@@ -60,6 +60,17 @@ impl<C: Comparator> SkipList<C> {
             levels.next[max_height] = None;
             levels.height = max_height;
             recompute = max_height;
+            if CONCURRENT && !partial_fix && self.stride.prefixed() && height < max_height {
+                // A fresh splice that no later insert reuses (every caller
+                // without a hint passes an empty one): the levels above the
+                // node's own need no bracket, only a node before the key to
+                // step down from, which prefixes find while loading fewer
+                // nodes. Below, brackets are exact again.
+                debug_assert!(levels.prev.iter().chain(&levels.next).all(Option::is_none));
+                levels.prev[height] = self.find_last_before(key, false, height);
+                levels.next[height] = None;
+                recompute = height;
+            }
         } else {
             while recompute < max_height {
                 let prev = levels.prev[recompute];
@@ -82,6 +93,12 @@ impl<C: Comparator> SkipList<C> {
             self.recompute_splice(key, levels, recompute);
         }
 
+        // In the prefixed layout, the prefix stored beside each link to `x`.
+        let x_prefix = if self.stride.prefixed() {
+            self.cmp.key_prefix(key)
+        } else {
+            0
+        };
         let mut levels_nested = true;
         for level in 0..height {
             if CONCURRENT {
@@ -89,12 +106,20 @@ impl<C: Comparator> SkipList<C> {
                     if level == 0 && self.is_duplicate(key, levels) {
                         return false;
                     }
+                    let next = levels.next[level];
                     // SAFETY: `x` is ours and not yet reachable at `level`.
-                    unsafe { x.set_next_unpublished(level, levels.next[level]) };
+                    unsafe {
+                        x.set_next_unpublished(
+                            level,
+                            next,
+                            self.stride,
+                            self.link_prefix(next, level),
+                        )
+                    };
                     let prev = levels.prev[level].unwrap_or(self.head);
                     // SAFETY: `prev` belongs to this list and has `level`
                     // (it was found at that level, or is the head).
-                    if unsafe { prev.cas_next(level, levels.next[level], x) } {
+                    if unsafe { prev.cas_next(level, next, x, self.stride, x_prefix) } {
                         break;
                     }
                     self.retry_level(key, levels, level);
@@ -116,12 +141,15 @@ impl<C: Comparator> SkipList<C> {
                 if level == 0 && self.is_duplicate(key, levels) {
                     return false;
                 }
+                let next = levels.next[level];
                 // SAFETY: `x` is ours and not yet reachable at `level`.
-                unsafe { x.set_next_unpublished(level, levels.next[level]) };
+                unsafe {
+                    x.set_next_unpublished(level, next, self.stride, self.link_prefix(next, level))
+                };
                 let prev = levels.prev[level].unwrap_or(self.head);
                 // SAFETY: `prev` belongs to this list and has `level`; the
                 // caller's `SingleWriter` token makes this the only writer.
-                unsafe { prev.store_next(level, x) };
+                unsafe { prev.store_next(level, x, self.stride, x_prefix) };
             }
         }
 
@@ -132,6 +160,17 @@ impl<C: Comparator> SkipList<C> {
         }
         self.len[len_stripe()].fetch_add(1, Ordering::Relaxed); // Relaxed: see `len`.
         true
+    }
+
+    /// The prefix to store beside a link at `level` to `next`: its key's,
+    /// or `END_PREFIX` for the end; 0 where no prefix is stored.
+    #[inline(always)]
+    fn link_prefix(&self, next: Option<Node>, level: usize) -> u64 {
+        if self.stride.prefixed() && level > 0 {
+            next.map_or(node::END_PREFIX, |n| self.cmp.key_prefix(self.key_of(n)))
+        } else {
+            0
+        }
     }
 
     /// Whether the level-0 bracket shows `key` already present: the bracket
@@ -159,7 +198,7 @@ impl<C: Comparator> SkipList<C> {
     #[inline]
     pub(crate) fn alloc_copy(&self, key: &[u8]) -> (Node, usize) {
         let height = random_height(self.bits_per_level, self.height_cap);
-        let node = Node::alloc(&self.arena, height, key.len());
+        let node = Node::alloc(&self.arena, height, key.len(), self.stride);
         // SAFETY: the node was just allocated from our arena with room for
         // `key.len()` bytes and is unpublished; nothing else refers to it.
         let (dst, len) = unsafe { node.key_ptr() };
@@ -175,7 +214,7 @@ impl<C: Comparator> SkipList<C> {
     #[inline]
     pub(crate) fn alloc_with(&self, len: usize, fill: impl FnOnce(&mut [u8])) -> (Node, usize) {
         let height = random_height(self.bits_per_level, self.height_cap);
-        let node = Node::alloc(&self.arena, height, len);
+        let node = Node::alloc(&self.arena, height, len, self.stride);
         // SAFETY: the node was just allocated from our arena, which outlives
         // the borrow of `self`, and is unpublished; nothing else refers to it.
         let (key, len) = unsafe { node.key_ptr() };

@@ -12,6 +12,16 @@ use std::cmp::Ordering as CmpOrdering;
 /// explore, and miri gains nothing from it.
 const PREFETCH: bool = cfg!(not(any(loom, miri)));
 
+/// A step of a read-only search settled by a key prefix (prefixed layout).
+enum PrefixStep {
+    /// The next node is before the key: move to it.
+    Right(Node),
+    /// The next node is not before the key, or may not be: step down.
+    Down,
+    /// Equal prefixes: compare the keys.
+    Compare,
+}
+
 /// The search machinery.
 impl<C: Comparator> SkipList<C> {
     /// The key of a node of this list; the list outlives the returned slice.
@@ -33,7 +43,7 @@ impl<C: Comparator> SkipList<C> {
         // is below its height: callers only walk a node at levels through
         // which they reached it, or at levels below a splice level that holds
         // it, and the head has every level.
-        unsafe { node.unwrap_or(self.head).next(level) }
+        unsafe { node.unwrap_or(self.head).next(level, self.stride) }
     }
 
     /// Whether `key` sorts after `node`; `None` is the end, after every key.
@@ -66,13 +76,43 @@ impl<C: Comparator> SkipList<C> {
         if let Some(n) = next
             && let Some(after) = self.next_of(Some(n), level)
         {
-            after.prefetch(level);
+            after.prefetch(level, self.stride);
         }
         if level > 0
             && let Some(down) = self.next_of(at, level - 1)
             && Some(down) != next
         {
-            down.prefetch(level - 1);
+            down.prefetch(level - 1, self.stride);
+        }
+    }
+
+    /// The key prefix a read-only search compares with the prefixes beside
+    /// the links; 0, unused, in the plain layout.
+    #[inline(always)]
+    fn search_prefix(&self, key: &[u8]) -> u64 {
+        if self.stride.prefixed() {
+            self.cmp.key_prefix(key)
+        } else {
+            0
+        }
+    }
+
+    /// In the prefixed layout at `level > 0`, settles the step from `at`
+    /// by the prefix beside its link, without loading the next node. Only
+    /// for searches that may step down early: a prefix can be that of a
+    /// larger node the link held before (see `node`), so `Down` does not
+    /// prove the next node to be after the key.
+    #[inline(always)]
+    fn prefix_step(&self, at: Option<Node>, level: usize, key_prefix: u64) -> PrefixStep {
+        debug_assert!(self.stride.prefixed() && level > 0);
+        // SAFETY: `at` (or the head) belongs to this list and has `level`
+        // (see `next_of`), which is above 0 in the prefixed layout.
+        let (prefix, next) = unsafe { at.unwrap_or(self.head).prefix_and_next(level, self.stride) };
+        match key_prefix.cmp(&prefix) {
+            // The key's prefix is above the next node's: so is the key.
+            CmpOrdering::Greater => next.map_or(PrefixStep::Down, PrefixStep::Right),
+            CmpOrdering::Less => PrefixStep::Down,
+            CmpOrdering::Equal => PrefixStep::Compare,
         }
     }
 
@@ -97,12 +137,12 @@ impl<C: Comparator> SkipList<C> {
 
     #[inline]
     pub(crate) fn before(&self, node: Node) -> Option<Node> {
-        self.find_last_before(self.key_of(node), false)
+        self.find_last_before(self.key_of(node), false, 0)
     }
 
     #[inline]
     pub(crate) fn at_or_before(&self, target: &[u8]) -> Option<Node> {
-        self.find_last_before(target, true)
+        self.find_last_before(target, true, 0)
     }
 
     /// The first node `>= key`.
@@ -113,7 +153,21 @@ impl<C: Comparator> SkipList<C> {
         // The node that stopped us one level up: known to be > key, so it
         // needs no second comparison when we meet it again below.
         let mut known_greater: Option<Node> = None;
+        let key_prefix = self.search_prefix(key);
         loop {
+            if self.stride.prefixed() && level > 0 {
+                match self.prefix_step(at, level, key_prefix) {
+                    PrefixStep::Right(n) => {
+                        at = Some(n);
+                        continue;
+                    }
+                    PrefixStep::Down => {
+                        level -= 1;
+                        continue;
+                    }
+                    PrefixStep::Compare => {}
+                }
+            }
             let next = self.next_of(at, level);
             let order = match next {
                 None => CmpOrdering::Greater,
@@ -136,13 +190,35 @@ impl<C: Comparator> SkipList<C> {
     }
 
     /// The last node `< key` (or `<= key` when `inclusive`); `None` if it
-    /// would be the head.
+    /// would be the head. With `bottom > 0`, the search stops at that level
+    /// and returns a node before the key there, the last one unless a
+    /// prefix made it step down early.
     #[inline]
-    fn find_last_before(&self, key: &[u8], inclusive: bool) -> Option<Node> {
+    pub(crate) fn find_last_before(
+        &self,
+        key: &[u8],
+        inclusive: bool,
+        bottom: usize,
+    ) -> Option<Node> {
         let mut at: Option<Node> = None;
         let mut level = self.current_max_height() - 1;
         let mut known_not_before: Option<Node> = None;
+        let key_prefix = self.search_prefix(key);
         loop {
+            if self.stride.prefixed() && level > 0 {
+                match self.prefix_step(at, level, key_prefix) {
+                    PrefixStep::Right(n) => {
+                        at = Some(n);
+                        continue;
+                    }
+                    PrefixStep::Down if level == bottom => return at,
+                    PrefixStep::Down => {
+                        level -= 1;
+                        continue;
+                    }
+                    PrefixStep::Compare => {}
+                }
+            }
             let next = self.next_of(at, level);
             let advance = match next {
                 None => false,
@@ -158,7 +234,7 @@ impl<C: Comparator> SkipList<C> {
             };
             if advance {
                 at = next;
-            } else if level == 0 {
+            } else if level == bottom {
                 return at;
             } else {
                 known_not_before = next;

@@ -129,10 +129,11 @@ pub trait Contender: Sync {
 /// transparent huge pages (`HugePages::Transparent`, as the engine's
 /// memtables use) when it is true.
 /// With `B2`, towers of branching 2 and 20 levels instead of RocksDB's
-/// branching 4 and 12 levels.
-pub struct Ours<const THP: bool, const B2: bool = false>(pub SkipList);
+/// branching 4 and 12 levels. With `P`, key prefixes beside the links
+/// (`SkipListOptions::with_key_prefixes`).
+pub struct Ours<const THP: bool, const B2: bool = false, const P: bool = false>(pub SkipList);
 
-impl<const THP: bool, const B2: bool> Worker for Ours<THP, B2> {
+impl<const THP: bool, const B2: bool, const P: bool> Worker for Ours<THP, B2, P> {
     #[inline]
     fn insert(&self, key: &Key) {
         // Zero-copy, as the engine does: encode the entry in its node.
@@ -150,12 +151,16 @@ impl<const THP: bool, const B2: bool> Worker for Ours<THP, B2> {
     }
 }
 
-impl<const THP: bool, const B2: bool> Contender for Ours<THP, B2> {
-    const NAME: &'static str = match (THP, B2) {
-        (false, false) => "skiplist",
-        (true, false) => "skiplist_thp",
-        (false, true) => "skiplist_b2",
-        (true, true) => "skiplist_thp_b2",
+impl<const THP: bool, const B2: bool, const P: bool> Contender for Ours<THP, B2, P> {
+    const NAME: &'static str = match (THP, B2, P) {
+        (false, false, false) => "skiplist",
+        (true, false, false) => "skiplist_thp",
+        (false, true, false) => "skiplist_b2",
+        (true, true, false) => "skiplist_thp_b2",
+        (false, false, true) => "skiplist_p",
+        (true, false, true) => "skiplist_thp_p",
+        (false, true, true) => "skiplist_b2p",
+        (true, true, true) => "skiplist_thp_b2p",
     };
     type Worker<'a> = &'a Self;
 
@@ -173,7 +178,8 @@ impl<const THP: bool, const B2: bool> Contender for Ours<THP, B2> {
             SkipListOptions::new().with_branching(2).with_max_height(20)
         } else {
             SkipListOptions::new()
-        };
+        }
+        .with_key_prefixes(P);
         Self(SkipList::with_options(BytewiseComparator, arena, options))
     }
 

@@ -129,6 +129,8 @@ fn memory(data: &Data) {
     memory_one::<Ours<false>>(&data.random);
     memory_one::<Ours<false, true>>(&data.random);
     memory_one::<Ours<true, true>>(&data.random);
+    memory_one::<Ours<false, false, true>>(&data.random);
+    memory_one::<Ours<false, true, true>>(&data.random);
     memory_one::<Map>(&data.random);
     memory_one::<Set>(&data.random);
     memory_one::<Locked>(&data.random);
@@ -227,6 +229,9 @@ fn contender(name: &str) -> Option<RoundFn> {
         "skiplist_thp" => round_one::<Ours<true>>,
         "skiplist_b2" => round_one::<Ours<false, true>>,
         "skiplist_thp_b2" => round_one::<Ours<true, true>>,
+        "skiplist_p" => round_one::<Ours<false, false, true>>,
+        "skiplist_b2p" => round_one::<Ours<false, true, true>>,
+        "skiplist_thp_b2p" => round_one::<Ours<true, true, true>>,
         "skipmap" => round_one::<Map>,
         "skipset" => round_one::<Set>,
         "mutex_btreemap" => round_one::<Locked>,
@@ -242,6 +247,9 @@ fn counter(name: &str) -> Option<fn(&Data, usize)> {
         "skiplist_thp" => count::<Ours<true>>,
         "skiplist_b2" => count::<Ours<false, true>>,
         "skiplist_thp_b2" => count::<Ours<true, true>>,
+        "skiplist_p" => count::<Ours<false, false, true>>,
+        "skiplist_b2p" => count::<Ours<false, true, true>>,
+        "skiplist_thp_b2p" => count::<Ours<true, true, true>>,
         "skipmap" => count::<Map>,
         "skipset" => count::<Set>,
         "mutex_btreemap" => count::<Locked>,
