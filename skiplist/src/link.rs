@@ -2,7 +2,7 @@
 //! under a `SingleWriter`), repairing stale hints, and the allocation and
 //! checks that come before.
 
-use crate::node::{self, Node};
+use crate::node::{self, Node, Stride};
 use crate::splice::{Levels, SingleWriter};
 use crate::sync::Ordering;
 use crate::thread_state::{len_stripe, random_height};
@@ -48,6 +48,23 @@ impl<C: Comparator> SkipList<C> {
         levels: &mut Levels,
         partial_fix: bool,
     ) -> bool {
+        // The layout as a constant in each copy (see `next_in`).
+        if self.stride.prefixed() {
+            self.link_in::<CONCURRENT>(x, height, levels, partial_fix, Stride::PREFIXED)
+        } else {
+            self.link_in::<CONCURRENT>(x, height, levels, partial_fix, Stride::PLAIN)
+        }
+    }
+
+    #[inline(always)]
+    fn link_in<const CONCURRENT: bool>(
+        &self,
+        x: Node,
+        height: usize,
+        levels: &mut Levels,
+        partial_fix: bool,
+        stride: Stride,
+    ) -> bool {
         let key = self.key_of(x);
         let max_height = self.raise_max_height(height);
 
@@ -60,14 +77,14 @@ impl<C: Comparator> SkipList<C> {
             levels.next[max_height] = None;
             levels.height = max_height;
             recompute = max_height;
-            if CONCURRENT && !partial_fix && self.stride.prefixed() && height < max_height {
+            if CONCURRENT && !partial_fix && stride.prefixed() && height < max_height {
                 // A fresh splice that no later insert reuses (every caller
                 // without a hint passes an empty one): the levels above the
                 // node's own need no bracket, only a node before the key to
                 // step down from, which prefixes find while loading fewer
                 // nodes. Below, brackets are exact again.
                 debug_assert!(levels.prev.iter().chain(&levels.next).all(Option::is_none));
-                levels.prev[height] = self.find_last_before(key, false, height);
+                levels.prev[height] = self.find_last_before_in(key, false, height, stride);
                 levels.next[height] = None;
                 recompute = height;
             }
@@ -75,7 +92,7 @@ impl<C: Comparator> SkipList<C> {
             while recompute < max_height {
                 let prev = levels.prev[recompute];
                 let next = levels.next[recompute];
-                if self.next_of(prev, recompute) != next {
+                if self.next_in(prev, recompute, stride) != next {
                     // Not tight: someone inserted in between. Go up.
                     recompute += 1;
                 } else if prev.is_some() && !self.key_is_after_node(key, prev) {
@@ -90,11 +107,11 @@ impl<C: Comparator> SkipList<C> {
             }
         }
         if recompute > 0 {
-            self.recompute_splice(key, levels, recompute);
+            self.recompute_splice(key, levels, recompute, stride);
         }
 
         // In the prefixed layout, the prefix stored beside each link to `x`.
-        let x_prefix = if self.stride.prefixed() {
+        let x_prefix = if stride.prefixed() {
             self.cmp.key_prefix(key)
         } else {
             0
@@ -112,14 +129,14 @@ impl<C: Comparator> SkipList<C> {
                         x.set_next_unpublished(
                             level,
                             next,
-                            self.stride,
-                            self.link_prefix(next, level),
+                            stride,
+                            self.link_prefix(next, level, stride),
                         )
                     };
                     let prev = levels.prev[level].unwrap_or(self.head);
                     // SAFETY: `prev` belongs to this list and has `level`
                     // (it was found at that level, or is the head).
-                    if unsafe { prev.cas_next(level, next, x, self.stride, x_prefix) } {
+                    if unsafe { prev.cas_next(level, next, x, stride, x_prefix) } {
                         break;
                     }
                     self.retry_level(key, levels, level);
@@ -129,14 +146,14 @@ impl<C: Comparator> SkipList<C> {
                 }
             } else {
                 if level >= recompute
-                    && self.next_of(levels.prev[level], level) != levels.next[level]
+                    && self.next_in(levels.prev[level], level, stride) != levels.next[level]
                 {
                     // Defensive: with one writer whose token holds the
                     // only splice, brackets stay tight between inserts, so
                     // this costs a cached load per level. Were one loose,
                     // storing without this search would drop nodes.
                     (levels.prev[level], levels.next[level]) =
-                        self.find_splice_for_level(key, levels.prev[level], None, level);
+                        self.find_splice_for_level(key, levels.prev[level], None, level, stride);
                 }
                 if level == 0 && self.is_duplicate(key, levels) {
                     return false;
@@ -144,12 +161,17 @@ impl<C: Comparator> SkipList<C> {
                 let next = levels.next[level];
                 // SAFETY: `x` is ours and not yet reachable at `level`.
                 unsafe {
-                    x.set_next_unpublished(level, next, self.stride, self.link_prefix(next, level))
+                    x.set_next_unpublished(
+                        level,
+                        next,
+                        stride,
+                        self.link_prefix(next, level, stride),
+                    )
                 };
                 let prev = levels.prev[level].unwrap_or(self.head);
                 // SAFETY: `prev` belongs to this list and has `level`; the
                 // caller's `SingleWriter` token makes this the only writer.
-                unsafe { prev.store_next(level, x, self.stride, x_prefix) };
+                unsafe { prev.store_next(level, x, stride, x_prefix) };
             }
         }
 
@@ -165,8 +187,8 @@ impl<C: Comparator> SkipList<C> {
     /// The prefix to store beside a link at `level` to `next`: its key's,
     /// or `END_PREFIX` for the end; 0 where no prefix is stored.
     #[inline(always)]
-    fn link_prefix(&self, next: Option<Node>, level: usize) -> u64 {
-        if self.stride.prefixed() && level > 0 {
+    fn link_prefix(&self, next: Option<Node>, level: usize, stride: Stride) -> u64 {
+        if stride.prefixed() && level > 0 {
             next.map_or(node::END_PREFIX, |n| self.cmp.key_prefix(self.key_of(n)))
         } else {
             0
@@ -190,7 +212,7 @@ impl<C: Comparator> SkipList<C> {
     #[inline(never)]
     fn retry_level(&self, key: &[u8], levels: &mut Levels, level: usize) {
         (levels.prev[level], levels.next[level]) =
-            self.find_splice_for_level(key, levels.prev[level], None, level);
+            self.find_splice_for_level(key, levels.prev[level], None, level, self.stride);
         #[cfg(loom)]
         loom::thread::yield_now();
     }
