@@ -20,9 +20,11 @@
 //! (`SkipList` with `SkipListOptions::new().with_branching(2).with_max_height(20)`,
 //! 4 KiB pages; random inserts and lookups only), `skiplist_thp_b2` (both:
 //! branching 2 on the huge-page arena, as `lsm-demo` builds its memtables;
-//! random inserts and lookups only), `skipmap`
+//! random inserts and lookups only), `skiplist_b2p` and `skiplist_thp_b2p`
+//! (those two with key prefixes beside the links,
+//! `SkipListOptions::with_key_prefixes(true)`), `skipmap`
 //! (`crossbeam_skiplist::SkipMap<[u8; 16], [u8; 100]>`), `skipset`
-//! (`SkipSet<[u8; 116]>`, the entry as one key, like ours) and
+//! (`SkipSet<[u8; 116]>`, the entry as one key, like ours),
 //! `mutex_btreemap` (`std::sync::Mutex<BTreeMap<[u8; 16], [u8; 100]>>`),
 //! and two concurrent B+trees: `scc_treeindex` (`scc::TreeIndex<[u8; 16],
 //! [u8; 100]>`) and `concurrent_map` (`concurrent_map::ConcurrentMap<[u8;
@@ -121,6 +123,7 @@ fn report_memory(data: &Data) {
     report_memory_one::<Ours<false>>(&data.random);
     report_memory_one::<Ours<true>>(&data.random);
     report_memory_one::<Ours<false, true>>(&data.random);
+    report_memory_one::<Ours<false, true, true>>(&data.random);
     report_memory_one::<Map>(&data.random);
     report_memory_one::<Set>(&data.random);
     report_memory_one::<Locked>(&data.random);
@@ -288,6 +291,8 @@ fn benches(c: &mut Criterion) {
     insert_random::<Ours<true>>(c, &data, &threads);
     insert_random::<Ours<false, true>>(c, &data, &threads);
     insert_random::<Ours<true, true>>(c, &data, &threads);
+    insert_random::<Ours<false, true, true>>(c, &data, &threads);
+    insert_random::<Ours<true, true, true>>(c, &data, &threads);
     insert_random::<Map>(c, &data, &threads);
     insert_random::<Set>(c, &data, &threads);
     insert_random::<Locked>(c, &data, &threads);
@@ -300,6 +305,8 @@ fn benches(c: &mut Criterion) {
     lookup::<Ours<true>>(c, &data);
     lookup::<Ours<false, true>>(c, &data);
     lookup::<Ours<true, true>>(c, &data);
+    lookup::<Ours<false, true, true>>(c, &data);
+    lookup::<Ours<true, true, true>>(c, &data);
     lookup::<Map>(c, &data);
     lookup::<Set>(c, &data);
     lookup::<Locked>(c, &data);
