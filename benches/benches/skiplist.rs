@@ -20,10 +20,15 @@
 //! (`SkipList` with `SkipListOptions::new().with_branching(2).with_max_height(20)`,
 //! 4 KiB pages; random inserts and lookups only), `skiplist_thp_b2` (both:
 //! branching 2 on the huge-page arena, as `lsm-demo` builds its memtables;
-//! random inserts and lookups only), `skipmap`
+//! random inserts and lookups only), `skiplist_b2p` and `skiplist_thp_b2p`
+//! (those two with key prefixes beside the links,
+//! `SkipListOptions::with_key_prefixes(true)`), `skipmap`
 //! (`crossbeam_skiplist::SkipMap<[u8; 16], [u8; 100]>`), `skipset`
-//! (`SkipSet<[u8; 116]>`, the entry as one key, like ours) and
-//! `mutex_btreemap` (`std::sync::Mutex<BTreeMap<[u8; 16], [u8; 100]>>`).
+//! (`SkipSet<[u8; 116]>`, the entry as one key, like ours),
+//! `mutex_btreemap` (`std::sync::Mutex<BTreeMap<[u8; 16], [u8; 100]>>`),
+//! and two concurrent B+trees: `scc_treeindex` (`scc::TreeIndex<[u8; 16],
+//! [u8; 100]>`) and `concurrent_map` (`concurrent_map::ConcurrentMap<[u8;
+//! 16], [u8; 100]>`, fanout 64, one clone per thread as it asks).
 //! Throughput is in entries per second. Before timing, the memory per entry
 //! of each contender is printed to stderr: the arena's own count for ours,
 //! and the resident-memory delta (`/proc/self/statm`) for all.
@@ -32,253 +37,21 @@
 //! -- --warm-up-time 0.2 --measurement-time 0.5 insert_random`.
 #![allow(missing_docs)]
 
-use arena::{ArenaOptions, HugePages};
+#[path = "skiplist/contenders.rs"]
+mod contenders;
+
+use contenders::{
+    CMap, Contender, Data, ENTRY, KEY, Key, Locked, Map, Ours, Set, Tree, VALUE, Worker, build,
+    entries, value_of, value_of_bytewise,
+};
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use crossbeam_skiplist::{SkipMap, SkipSet};
-use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions, Splice};
-use rand::rngs::SmallRng;
-use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
-use std::collections::BTreeMap;
+use inline_skiplist::{BytewiseComparator, SkipList, Splice};
 use std::hint::black_box;
-use std::ops::{Bound, Range};
+use std::ops::Range;
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
-
-const KEY: usize = 16;
-const VALUE: usize = 100;
-const ENTRY: usize = KEY + VALUE;
-
-type Key = [u8; KEY];
-type Value = [u8; VALUE];
-
-fn entries() -> usize {
-    std::env::var("SKIPLIST_BENCH_N")
-        .ok()
-        .and_then(|v| v.replace('_', "").parse().ok())
-        .unwrap_or(1_000_000)
-}
-
-/// The value stored with `key`: derived from it, so every contender stores
-/// the same bytes and lookups could verify them. Byte `i` is
-/// `key[i % 16] ^ i`, computed 16 bytes at a time: a loop over single bytes
-/// took about a fifth of our insert's time on a cache-resident list (perf,
-/// 2026-12-04), work that every contender repeats and that only blurred the
-/// ratios.
-#[inline]
-fn value_of(key: &Key) -> Value {
-    /// Byte `t` of row `j` is `16 j + t`, the offset XORed into the value.
-    const OFFSETS: [[u8; KEY]; VALUE.div_ceil(KEY)] = {
-        let mut rows = [[0u8; KEY]; VALUE.div_ceil(KEY)];
-        let mut i = 0;
-        while i < KEY * rows.len() {
-            rows[i / KEY][i % KEY] = i as u8;
-            i += 1;
-        }
-        rows
-    };
-    let key = u128::from_ne_bytes(*key);
-    let mut v = [0u8; VALUE];
-    for (chunk, offsets) in v.chunks_mut(KEY).zip(OFFSETS) {
-        let bytes = (key ^ u128::from_ne_bytes(offsets)).to_ne_bytes();
-        chunk.copy_from_slice(&bytes[..chunk.len()]);
-    }
-    v
-}
-
-/// `value_of` as first written, one byte at a time: the reference the
-/// vectorised one is checked against when the bench starts.
-fn value_of_bytewise(key: &Key) -> Value {
-    let mut v = [0u8; VALUE];
-    for (i, b) in v.iter_mut().enumerate() {
-        *b = key[i % KEY] ^ i as u8;
-    }
-    v
-}
-
-struct Data {
-    random: Vec<Key>,
-    sequential: Vec<Key>,
-    /// `random` in another random order, for lookups.
-    lookups: Vec<Key>,
-}
-
-impl Data {
-    fn new(n: usize) -> Self {
-        let mut rng = SmallRng::seed_from_u64(0x5eed);
-        let random: Vec<Key> = (0..n).map(|_| rng.random()).collect();
-        let sequential = (0..n as u128).map(u128::to_be_bytes).collect();
-        let mut lookups = random.clone();
-        lookups.shuffle(&mut rng);
-        Self {
-            random,
-            sequential,
-            lookups,
-        }
-    }
-}
-
-/// What every contender offers the benchmark.
-trait Contender: Sync {
-    const NAME: &'static str;
-    fn new() -> Self;
-    fn insert(&self, key: &Key);
-    fn get(&self, key: &Key) -> bool;
-    /// Visits every entry in order; returns a checksum.
-    fn scan(&self) -> usize;
-}
-
-/// Ours with `SkipList::new` (arena blocks from the global allocator, 4 KiB
-/// pages) when `THP` is false; with an arena of 2 MiB blocks backed by
-/// transparent huge pages (`HugePages::Transparent`, as the engine's
-/// memtables use) when it is true.
-/// With `B2`, towers of branching 2 and 20 levels instead of RocksDB's
-/// branching 4 and 12 levels.
-struct Ours<const THP: bool, const B2: bool = false>(SkipList);
-
-impl<const THP: bool, const B2: bool> Contender for Ours<THP, B2> {
-    const NAME: &'static str = match (THP, B2) {
-        (false, false) => "skiplist",
-        (true, false) => "skiplist_thp",
-        (false, true) => "skiplist_b2",
-        (true, true) => "skiplist_thp_b2",
-    };
-
-    fn new() -> Self {
-        let arena = if THP {
-            ArenaOptions::new()
-                .with_block_size(2 << 20)
-                .with_huge_pages(HugePages::Transparent)
-        } else {
-            ArenaOptions::new()
-        }
-        .build_concurrent()
-        .expect("valid arena options");
-        let options = if B2 {
-            SkipListOptions::new().with_branching(2).with_max_height(20)
-        } else {
-            SkipListOptions::new()
-        };
-        Self(SkipList::with_options(BytewiseComparator, arena, options))
-    }
-
-    #[inline]
-    fn insert(&self, key: &Key) {
-        // Zero-copy, as the engine does: encode the entry in its node.
-        self.0.insert_with(ENTRY, None, |entry| {
-            entry[..KEY].copy_from_slice(key);
-            entry[KEY..].copy_from_slice(&value_of(key));
-        });
-    }
-
-    #[inline]
-    fn get(&self, key: &Key) -> bool {
-        let mut cursor = self.0.cursor();
-        cursor.seek(key);
-        cursor.valid() && cursor.key().starts_with(key)
-    }
-
-    fn scan(&self) -> usize {
-        self.0.cursor().map(|e| usize::from(e[ENTRY - 1])).sum()
-    }
-}
-
-struct Map(SkipMap<Key, Value>);
-
-impl Contender for Map {
-    const NAME: &'static str = "skipmap";
-
-    fn new() -> Self {
-        Self(SkipMap::new())
-    }
-
-    #[inline]
-    fn insert(&self, key: &Key) {
-        self.0.insert(*key, value_of(key));
-    }
-
-    #[inline]
-    fn get(&self, key: &Key) -> bool {
-        self.0.get(key).is_some()
-    }
-
-    fn scan(&self) -> usize {
-        self.0
-            .iter()
-            .map(|e| usize::from(e.value()[VALUE - 1]))
-            .sum()
-    }
-}
-
-struct Set(SkipSet<[u8; ENTRY]>);
-
-#[inline]
-fn entry_of(key: &Key, value: &Value) -> [u8; ENTRY] {
-    let mut e = [0u8; ENTRY];
-    e[..KEY].copy_from_slice(key);
-    e[KEY..].copy_from_slice(value);
-    e
-}
-
-impl Contender for Set {
-    const NAME: &'static str = "skipset";
-
-    fn new() -> Self {
-        Self(SkipSet::new())
-    }
-
-    #[inline]
-    fn insert(&self, key: &Key) {
-        self.0.insert(entry_of(key, &value_of(key)));
-    }
-
-    #[inline]
-    fn get(&self, key: &Key) -> bool {
-        let probe = entry_of(key, &[0; VALUE]);
-        self.0
-            .lower_bound(Bound::Included(&probe))
-            .is_some_and(|e| e.value().starts_with(key))
-    }
-
-    fn scan(&self) -> usize {
-        self.0
-            .iter()
-            .map(|e| usize::from(e.value()[ENTRY - 1]))
-            .sum()
-    }
-}
-
-struct Locked(Mutex<BTreeMap<Key, Value>>);
-
-impl Contender for Locked {
-    const NAME: &'static str = "mutex_btreemap";
-
-    fn new() -> Self {
-        Self(Mutex::new(BTreeMap::new()))
-    }
-
-    #[inline]
-    fn insert(&self, key: &Key) {
-        let value = value_of(key);
-        self.0.lock().unwrap().insert(*key, value);
-    }
-
-    #[inline]
-    fn get(&self, key: &Key) -> bool {
-        self.0.lock().unwrap().contains_key(key)
-    }
-
-    fn scan(&self) -> usize {
-        self.0
-            .lock()
-            .unwrap()
-            .values()
-            .map(|v| usize::from(v[VALUE - 1]))
-            .sum()
-    }
-}
 
 /// Runs `work(thread, chunk)` on `threads` threads over `0..n` split in
 /// chunks, and times from a common start to the last thread's end (thread
@@ -304,14 +77,6 @@ fn timed_parallel(threads: usize, n: usize, work: impl Fn(usize, Range<usize>) +
     })
 }
 
-fn build<C: Contender>(keys: &[Key]) -> C {
-    let c = C::new();
-    for k in keys {
-        c.insert(k);
-    }
-    c
-}
-
 /// Bytes resident in this process.
 fn resident_bytes() -> usize {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
@@ -335,12 +100,12 @@ fn trim_heap() {
     }
 }
 
-fn report_memory_one<C: Contender>(keys: &[Key], arena: impl Fn(&C) -> Option<usize>) {
+fn report_memory_one<C: Contender>(keys: &[Key]) {
     trim_heap();
     let before = resident_bytes();
     let c = build::<C>(keys);
     let rss = resident_bytes().saturating_sub(before) as f64 / keys.len() as f64;
-    match arena(&c) {
+    match c.arena_bytes() {
         Some(bytes) => eprintln!(
             "memory per entry: {:<15} {rss:7.1} B resident, {:7.1} B by its arena",
             C::NAME,
@@ -355,12 +120,15 @@ fn report_memory_one<C: Contender>(keys: &[Key], arena: impl Fn(&C) -> Option<us
 fn report_memory(data: &Data) {
     let n = data.random.len();
     eprintln!("memory per entry ({n} random entries of {KEY} + {VALUE} bytes, one thread):");
-    report_memory_one::<Ours<false>>(&data.random, |c| Some(c.0.memory_usage()));
-    report_memory_one::<Ours<true>>(&data.random, |c| Some(c.0.memory_usage()));
-    report_memory_one::<Ours<false, true>>(&data.random, |c| Some(c.0.memory_usage()));
-    report_memory_one::<Map>(&data.random, |_| None);
-    report_memory_one::<Set>(&data.random, |_| None);
-    report_memory_one::<Locked>(&data.random, |_| None);
+    report_memory_one::<Ours<false>>(&data.random);
+    report_memory_one::<Ours<true>>(&data.random);
+    report_memory_one::<Ours<false, true>>(&data.random);
+    report_memory_one::<Ours<false, true, true>>(&data.random);
+    report_memory_one::<Map>(&data.random);
+    report_memory_one::<Set>(&data.random);
+    report_memory_one::<Locked>(&data.random);
+    report_memory_one::<Tree>(&data.random);
+    report_memory_one::<CMap>(&data.random);
 }
 
 fn insert_random<C: Contender>(c: &mut Criterion, data: &Data, group_threads: &[usize]) {
@@ -374,8 +142,9 @@ fn insert_random<C: Contender>(c: &mut Criterion, data: &Data, group_threads: &[
                 for _ in 0..iters {
                     let target = C::new();
                     total += timed_parallel(threads, data.random.len(), |_, range| {
+                        let w = target.worker();
                         for k in &data.random[range] {
-                            target.insert(k);
+                            w.insert(k);
                         }
                     });
                     drop(target);
@@ -436,6 +205,8 @@ fn insert_sequential(c: &mut Criterion, data: &Data) {
     sequential_one::<Map>(&mut group, keys, Map::NAME);
     sequential_one::<Set>(&mut group, keys, Set::NAME);
     sequential_one::<Locked>(&mut group, keys, Locked::NAME);
+    sequential_one::<Tree>(&mut group, keys, Tree::NAME);
+    sequential_one::<CMap>(&mut group, keys, CMap::NAME);
     group.finish();
 }
 
@@ -450,8 +221,9 @@ fn sequential_one<C: Contender>(
             for _ in 0..iters {
                 let target = C::new();
                 total += timed_parallel(1, keys.len(), |_, range| {
+                    let w = target.worker();
                     for k in &keys[range] {
-                        target.insert(k);
+                        w.insert(k);
                     }
                 });
             }
@@ -471,9 +243,10 @@ fn lookup<C: Contender>(c: &mut Criterion, data: &Data) {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     total += timed_parallel(threads, data.lookups.len(), |_, range| {
+                        let w = target.worker();
                         let mut found = 0usize;
                         for k in &data.lookups[range] {
-                            found += usize::from(target.get(k));
+                            found += usize::from(w.get(k));
                         }
                         assert_eq!(black_box(found), found);
                     });
@@ -518,9 +291,13 @@ fn benches(c: &mut Criterion) {
     insert_random::<Ours<true>>(c, &data, &threads);
     insert_random::<Ours<false, true>>(c, &data, &threads);
     insert_random::<Ours<true, true>>(c, &data, &threads);
+    insert_random::<Ours<false, true, true>>(c, &data, &threads);
+    insert_random::<Ours<true, true, true>>(c, &data, &threads);
     insert_random::<Map>(c, &data, &threads);
     insert_random::<Set>(c, &data, &threads);
     insert_random::<Locked>(c, &data, &threads);
+    insert_random::<Tree>(c, &data, &threads);
+    insert_random::<CMap>(c, &data, &threads);
 
     insert_sequential(c, &data);
 
@@ -528,15 +305,21 @@ fn benches(c: &mut Criterion) {
     lookup::<Ours<true>>(c, &data);
     lookup::<Ours<false, true>>(c, &data);
     lookup::<Ours<true, true>>(c, &data);
+    lookup::<Ours<false, true, true>>(c, &data);
+    lookup::<Ours<true, true, true>>(c, &data);
     lookup::<Map>(c, &data);
     lookup::<Set>(c, &data);
     lookup::<Locked>(c, &data);
+    lookup::<Tree>(c, &data);
+    lookup::<CMap>(c, &data);
 
     scan::<Ours<false>>(c, &data);
     scan::<Ours<true>>(c, &data);
     scan::<Map>(c, &data);
     scan::<Set>(c, &data);
     scan::<Locked>(c, &data);
+    scan::<Tree>(c, &data);
+    scan::<CMap>(c, &data);
 }
 
 criterion_group!(skiplist_benches, benches);

@@ -77,6 +77,30 @@ pub trait Comparator {
     fn equal(&self, a: &[u8], b: &[u8]) -> bool {
         self.compare(a, b) == Ordering::Equal
     }
+
+    /// An order-preserving summary of a key, which a memtable may store
+    /// beside its links to settle comparisons without reading the key.
+    ///
+    /// The contract: whenever `compare(a, b)` is `Less`, `key_prefix(a) <=
+    /// key_prefix(b)`. Then `key_prefix(a) < key_prefix(b)` proves `a < b`
+    /// and only equal summaries need the full comparison. The default, 0 for
+    /// every key, meets the contract and settles nothing; a comparator whose
+    /// keys differ early (hashes, random ids) should return their first
+    /// bytes as a big-endian number, as [`BytewiseComparator`] does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use key_comparator::{BytewiseComparator, Comparator};
+    /// let by_length = |a: &[u8], b: &[u8]| a.len().cmp(&b.len());
+    /// assert_eq!(by_length.key_prefix(b"anything"), 0);
+    /// assert!(BytewiseComparator.key_prefix(b"apple") < BytewiseComparator.key_prefix(b"b"));
+    /// ```
+    #[inline]
+    fn key_prefix(&self, key: &[u8]) -> u64 {
+        let _ = key;
+        0
+    }
 }
 
 /// Lexicographic byte order, the order of `<[u8] as Ord>` and of RocksDB's
@@ -98,6 +122,36 @@ impl Comparator for BytewiseComparator {
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
         compare_bytes(a, b)
     }
+
+    /// The first eight bytes as a big-endian number, zero-padded: padding
+    /// with the smallest byte keeps the lexicographic order.
+    #[inline]
+    fn key_prefix(&self, key: &[u8]) -> u64 {
+        bytewise_prefix(key)
+    }
+}
+
+/// The first eight bytes of `key` as a big-endian number, zero-padded when
+/// the key is shorter: [`BytewiseComparator`]'s
+/// [`key_prefix`](Comparator::key_prefix). A comparator that orders a
+/// bytewise part first may return this of that part.
+///
+/// # Examples
+///
+/// ```
+/// use key_comparator::bytewise_prefix;
+/// assert_eq!(bytewise_prefix(b"\x01\x02"), 0x0102 << 48);
+/// assert!(bytewise_prefix(b"ab") <= bytewise_prefix(b"ab\0"));
+/// ```
+#[inline]
+#[must_use]
+pub fn bytewise_prefix(key: &[u8]) -> u64 {
+    if let Some(head) = key.first_chunk::<8>() {
+        return u64::from_be_bytes(*head);
+    }
+    let mut word = [0u8; 8];
+    word[..key.len()].copy_from_slice(key);
+    u64::from_be_bytes(word)
 }
 
 /// Lexicographic order of two byte strings, as `a.cmp(b)`, with the first
@@ -181,6 +235,28 @@ mod tests {
         for a in &keys {
             for b in &keys {
                 assert_eq!(compare_bytes(a, b), a.cmp(b), "{a:?} vs {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn bytewise_prefix_preserves_the_order() {
+        let keys: [&[u8]; 9] = [
+            b"",
+            b"\0",
+            b"a",
+            b"a\0",
+            b"ab",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefgi",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+        ];
+        for a in keys {
+            for b in keys {
+                if a < b {
+                    assert!(BytewiseComparator.key_prefix(a) <= BytewiseComparator.key_prefix(b));
+                }
             }
         }
     }

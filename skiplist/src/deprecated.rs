@@ -41,7 +41,7 @@ impl<C: Comparator> SkipList<C> {
     #[inline]
     pub fn reserve(&self, len: usize) -> Reserved<'_> {
         let height = random_height(self.bits_per_level, self.height_cap);
-        let node = Node::alloc(&self.arena, height, len);
+        let node = Node::alloc(&self.arena, height, len, self.stride);
         // SAFETY: the node was just allocated from our arena, which outlives
         // the borrow of `self`, and is unpublished; nothing else refers to it.
         let (key, len) = unsafe { node.key_ptr() };

@@ -58,6 +58,10 @@
 //! which makes each miss cheaper (fewer TLB misses), and consider branching
 //! 2 ([`SkipListOptions::with_branching`]): a search then makes about log2(n)
 //! dependent moves to the right, against about 1.5 log2(n) with RocksDB's 4.
+//! With [`SkipListOptions::with_key_prefixes`], each link above level 0
+//! also holds the comparator's [`key_prefix`](Comparator::key_prefix) of the
+//! node it points to, and a search steps down on the prefix alone instead
+//! of loading that node: about one cache miss fewer per level.
 //!
 //! # Alternatives
 //!
@@ -120,7 +124,7 @@ pub use deprecated::Reserved;
 pub use key_comparator::{BytewiseComparator, Comparator};
 pub use splice::{SingleWriter, Splice};
 
-use crate::node::Node;
+use crate::node::{Node, Stride};
 use crate::splice::Levels;
 use crate::sync::{AtomicUsize, Ordering};
 use crate::thread_state::LEN_STRIPES;
@@ -167,6 +171,7 @@ pub const MAX_HEIGHT_LIMIT: usize = node::HEIGHT_LIMIT;
 pub struct SkipListOptions {
     max_height: usize,
     branching: usize,
+    key_prefixes: bool,
 }
 
 impl SkipListOptions {
@@ -181,6 +186,7 @@ impl SkipListOptions {
         Self {
             max_height: MAX_HEIGHT,
             branching: BRANCHING,
+            key_prefixes: false,
         }
     }
 
@@ -215,6 +221,36 @@ impl SkipListOptions {
     #[must_use]
     pub const fn with_branching(mut self, factor: usize) -> Self {
         self.branching = factor;
+        self
+    }
+
+    /// Whether each link above level 0 keeps, beside it, the comparator's
+    /// [`key_prefix`](Comparator::key_prefix) of the node it points to.
+    /// Off by default (RocksDB's layout).
+    ///
+    /// On, a lookup or cursor seek decides most steps down from the prefix
+    /// alone, without loading the next node: in a large list that is one
+    /// cache miss fewer per level. It costs 8 bytes per link above level 0
+    /// (a third of the nodes with branching 4, half with branching 2) and,
+    /// per insert, the prefix of each new successor and an atomic minimum
+    /// beside each link CAS. It pays only when the comparator's prefixes
+    /// differ between most neighbouring keys; with the default `key_prefix`
+    /// (0 for every key) it settles nothing.
+    ///
+    /// ```
+    /// use arena::ConcurrentArena;
+    /// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
+    ///
+    /// let options = SkipListOptions::new().with_branching(2).with_max_height(20).with_key_prefixes(true);
+    /// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+    /// for i in 0u32..1000 {
+    ///     assert!(list.insert(&i.wrapping_mul(2654435761).to_be_bytes()));
+    /// }
+    /// assert!(list.contains(&7u32.wrapping_mul(2654435761).to_be_bytes()));
+    /// ```
+    #[must_use]
+    pub const fn with_key_prefixes(mut self, on: bool) -> Self {
+        self.key_prefixes = on;
         self
     }
 
@@ -280,6 +316,8 @@ pub struct SkipList<C = BytewiseComparator> {
     height_cap: usize,
     /// Random bits per extra level: log2 of the branching factor.
     bits_per_level: u32,
+    /// The node layout: with or without key prefixes beside the links.
+    stride: Stride,
     /// The height of the tallest tower so far; searches start there. Only
     /// ever raised.
     max_height: AtomicUsize,
@@ -352,11 +390,17 @@ impl<C: Comparator> SkipList<C> {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let bits_per_level = options.bits_per_level();
         let arena = Box::new(arena);
-        let head = Node::alloc(&arena, options.max_height, 0);
+        let stride = if options.key_prefixes {
+            Stride::PREFIXED
+        } else {
+            Stride::PLAIN
+        };
+        let head = Node::alloc(&arena, options.max_height, 0, stride);
         Self {
             head,
             height_cap: options.max_height,
             bits_per_level,
+            stride,
             max_height: AtomicUsize::new(1),
             single_writer: false,
             // Relaxed: only uniqueness matters, which the RMW gives.
@@ -681,6 +725,19 @@ impl<C: Comparator> SkipList<C> {
                 {
                     return Err(InvariantError::OutOfOrder { level });
                 }
+                if level > 0 && self.stride.prefixed() {
+                    // SAFETY: `prev` (or the head) is of this list and has
+                    // `level`, which is above 0 in the prefixed layout.
+                    let (prefix, next) = unsafe {
+                        prev.unwrap_or(self.head)
+                            .prefix_and_next(level, self.stride)
+                    };
+                    // Another insert may have linked a node since `at` was
+                    // read: the prefix is then that node's or `at`'s.
+                    if next.is_none_or(|n| prefix < self.cmp.key_prefix(self.key_of(n))) {
+                        return Err(InvariantError::PrefixBelow { level });
+                    }
+                }
                 if level > 0 {
                     loop {
                         below = self.next_of(below, level - 1);
@@ -728,6 +785,12 @@ pub enum InvariantError {
         /// The level.
         level: usize,
     },
+    /// In the prefixed layout, a prefix beside a link at `level` is below
+    /// the prefix of the node the link points to.
+    PrefixBelow {
+        /// The level.
+        level: usize,
+    },
 }
 
 impl fmt::Display for InvariantError {
@@ -739,6 +802,9 @@ impl fmt::Display for InvariantError {
             }
             Self::AboveMaxHeight { level } => {
                 write!(f, "level {level} is in use above the recorded max height")
+            }
+            Self::PrefixBelow { level } => {
+                write!(f, "a key prefix at level {level} is below its node's")
             }
         }
     }

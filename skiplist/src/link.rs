@@ -2,7 +2,7 @@
 //! under a `SingleWriter`), repairing stale hints, and the allocation and
 //! checks that come before.
 
-use crate::node::{self, Node};
+use crate::node::{self, Node, Stride};
 use crate::splice::{Levels, SingleWriter};
 use crate::sync::Ordering;
 use crate::thread_state::{len_stripe, random_height};
@@ -48,6 +48,23 @@ impl<C: Comparator> SkipList<C> {
         levels: &mut Levels,
         partial_fix: bool,
     ) -> bool {
+        // The layout as a constant in each copy (see `next_in`).
+        if self.stride.prefixed() {
+            self.link_in::<CONCURRENT>(x, height, levels, partial_fix, Stride::PREFIXED)
+        } else {
+            self.link_in::<CONCURRENT>(x, height, levels, partial_fix, Stride::PLAIN)
+        }
+    }
+
+    #[inline(always)]
+    fn link_in<const CONCURRENT: bool>(
+        &self,
+        x: Node,
+        height: usize,
+        levels: &mut Levels,
+        partial_fix: bool,
+        stride: Stride,
+    ) -> bool {
         let key = self.key_of(x);
         let max_height = self.raise_max_height(height);
 
@@ -60,11 +77,22 @@ impl<C: Comparator> SkipList<C> {
             levels.next[max_height] = None;
             levels.height = max_height;
             recompute = max_height;
+            if CONCURRENT && !partial_fix && stride.prefixed() && height < max_height {
+                // A fresh splice that no later insert reuses (every caller
+                // without a hint passes an empty one): the levels above the
+                // node's own need no bracket, only a node before the key to
+                // step down from, which prefixes find while loading fewer
+                // nodes. Below, brackets are exact again.
+                debug_assert!(levels.prev.iter().chain(&levels.next).all(Option::is_none));
+                levels.prev[height] = self.find_last_before_in(key, false, height, stride);
+                levels.next[height] = None;
+                recompute = height;
+            }
         } else {
             while recompute < max_height {
                 let prev = levels.prev[recompute];
                 let next = levels.next[recompute];
-                if self.next_of(prev, recompute) != next {
+                if self.next_in(prev, recompute, stride) != next {
                     // Not tight: someone inserted in between. Go up.
                     recompute += 1;
                 } else if prev.is_some() && !self.key_is_after_node(key, prev) {
@@ -79,9 +107,15 @@ impl<C: Comparator> SkipList<C> {
             }
         }
         if recompute > 0 {
-            self.recompute_splice(key, levels, recompute);
+            self.recompute_splice(key, levels, recompute, stride);
         }
 
+        // In the prefixed layout, the prefix stored beside each link to `x`.
+        let x_prefix = if stride.prefixed() {
+            self.cmp.key_prefix(key)
+        } else {
+            0
+        };
         let mut levels_nested = true;
         for level in 0..height {
             if CONCURRENT {
@@ -89,12 +123,20 @@ impl<C: Comparator> SkipList<C> {
                     if level == 0 && self.is_duplicate(key, levels) {
                         return false;
                     }
+                    let next = levels.next[level];
                     // SAFETY: `x` is ours and not yet reachable at `level`.
-                    unsafe { x.set_next_unpublished(level, levels.next[level]) };
+                    unsafe {
+                        x.set_next_unpublished(
+                            level,
+                            next,
+                            stride,
+                            self.link_prefix(next, level, stride),
+                        )
+                    };
                     let prev = levels.prev[level].unwrap_or(self.head);
                     // SAFETY: `prev` belongs to this list and has `level`
                     // (it was found at that level, or is the head).
-                    if unsafe { prev.cas_next(level, levels.next[level], x) } {
+                    if unsafe { prev.cas_next(level, next, x, stride, x_prefix) } {
                         break;
                     }
                     self.retry_level(key, levels, level);
@@ -104,24 +146,32 @@ impl<C: Comparator> SkipList<C> {
                 }
             } else {
                 if level >= recompute
-                    && self.next_of(levels.prev[level], level) != levels.next[level]
+                    && self.next_in(levels.prev[level], level, stride) != levels.next[level]
                 {
                     // Defensive: with one writer whose token holds the
                     // only splice, brackets stay tight between inserts, so
                     // this costs a cached load per level. Were one loose,
                     // storing without this search would drop nodes.
                     (levels.prev[level], levels.next[level]) =
-                        self.find_splice_for_level(key, levels.prev[level], None, level);
+                        self.find_splice_for_level(key, levels.prev[level], None, level, stride);
                 }
                 if level == 0 && self.is_duplicate(key, levels) {
                     return false;
                 }
+                let next = levels.next[level];
                 // SAFETY: `x` is ours and not yet reachable at `level`.
-                unsafe { x.set_next_unpublished(level, levels.next[level]) };
+                unsafe {
+                    x.set_next_unpublished(
+                        level,
+                        next,
+                        stride,
+                        self.link_prefix(next, level, stride),
+                    )
+                };
                 let prev = levels.prev[level].unwrap_or(self.head);
                 // SAFETY: `prev` belongs to this list and has `level`; the
                 // caller's `SingleWriter` token makes this the only writer.
-                unsafe { prev.store_next(level, x) };
+                unsafe { prev.store_next(level, x, stride, x_prefix) };
             }
         }
 
@@ -132,6 +182,17 @@ impl<C: Comparator> SkipList<C> {
         }
         self.len[len_stripe()].fetch_add(1, Ordering::Relaxed); // Relaxed: see `len`.
         true
+    }
+
+    /// The prefix to store beside a link at `level` to `next`: its key's,
+    /// or `END_PREFIX` for the end; 0 where no prefix is stored.
+    #[inline(always)]
+    fn link_prefix(&self, next: Option<Node>, level: usize, stride: Stride) -> u64 {
+        if stride.prefixed() && level > 0 {
+            next.map_or(node::END_PREFIX, |n| self.cmp.key_prefix(self.key_of(n)))
+        } else {
+            0
+        }
     }
 
     /// Whether the level-0 bracket shows `key` already present: the bracket
@@ -151,7 +212,7 @@ impl<C: Comparator> SkipList<C> {
     #[inline(never)]
     fn retry_level(&self, key: &[u8], levels: &mut Levels, level: usize) {
         (levels.prev[level], levels.next[level]) =
-            self.find_splice_for_level(key, levels.prev[level], None, level);
+            self.find_splice_for_level(key, levels.prev[level], None, level, self.stride);
         #[cfg(loom)]
         loom::thread::yield_now();
     }
@@ -159,7 +220,7 @@ impl<C: Comparator> SkipList<C> {
     #[inline]
     pub(crate) fn alloc_copy(&self, key: &[u8]) -> (Node, usize) {
         let height = random_height(self.bits_per_level, self.height_cap);
-        let node = Node::alloc(&self.arena, height, key.len());
+        let node = Node::alloc(&self.arena, height, key.len(), self.stride);
         // SAFETY: the node was just allocated from our arena with room for
         // `key.len()` bytes and is unpublished; nothing else refers to it.
         let (dst, len) = unsafe { node.key_ptr() };
@@ -175,7 +236,7 @@ impl<C: Comparator> SkipList<C> {
     #[inline]
     pub(crate) fn alloc_with(&self, len: usize, fill: impl FnOnce(&mut [u8])) -> (Node, usize) {
         let height = random_height(self.bits_per_level, self.height_cap);
-        let node = Node::alloc(&self.arena, height, len);
+        let node = Node::alloc(&self.arena, height, len, self.stride);
         // SAFETY: the node was just allocated from our arena, which outlives
         // the borrow of `self`, and is unpublished; nothing else refers to it.
         let (key, len) = unsafe { node.key_ptr() };

@@ -14,13 +14,36 @@
 //! for the link and the start of the key. A link holds the handle of the next
 //! node at that level, or null at the end of the level.
 //!
+//! That is RocksDB's layout ([`Stride::PLAIN`]). In the prefixed layout
+//! ([`Stride::PREFIXED`]) each link above level 0 has a `u64` beside it, the
+//! comparator's [`key_prefix`](crate::Comparator::key_prefix) of the node it
+//! points to (`u64::MAX` for the end):
+//!
+//! ```text
+//!  [ link h-1 | prefix h-1 ] ... [ link 1 | prefix 1 ] [ link 0 ] [ len: u32 ] [ key bytes ... ]
+//! ```
+//!
+//! so that a search can decide to step down without loading the next node.
+//! Level 0 has no prefix: a search ends there on the node it returns, which
+//! it reads anyway.
+//!
 //! A node is written only before it is published (its links with relaxed
 //! stores, its key with plain writes); afterwards its key never changes and
 //! its links change only through the release CAS or store of an insert that
 //! links a new node right after it. Nodes are never freed individually: they
 //! live until the list's arena is dropped.
+//!
+//! A prefix is written after the link it describes, with a release
+//! `fetch_min` (a release store under a single writer), and read before it,
+//! with an acquire load. In an insert-only list a link only ever moves to a
+//! smaller node, so a prefix a reader sees is that of the node it then loads
+//! from the link, or of a larger node that was there before: `prefix(key) >
+//! prefix` still proves that the key is after the node loaded, while
+//! `prefix(key) < prefix` may make a search step down one node early, which
+//! only costs it a step. Searches that must bracket the key exactly (the
+//! insert paths) compare keys instead.
 
-use crate::sync::{AtomicPtr, Ordering};
+use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 use arena::ConcurrentArena;
 use std::alloc::Layout;
 use std::ptr::{self, NonNull};
@@ -31,16 +54,45 @@ pub(crate) const HEIGHT_LIMIT: usize = 24;
 
 /// Bytes per link. Not hard-coded: loom's atomics are larger than a pointer.
 const SLOT: usize = size_of::<AtomicPtr<u8>>();
+/// Bytes per key prefix, in the prefixed layout.
+const PREFIX_SLOT: usize = size_of::<AtomicU64>();
 /// Where the key length sits, relative to the handle.
 const LEN_OFFSET: usize = SLOT;
 /// Where the key bytes start, relative to the handle.
 const KEY_OFFSET: usize = SLOT + size_of::<u32>();
-/// Alignment of an allocation; every link is then aligned, since links are
-/// whole slots apart.
-const NODE_ALIGN: usize = align_of::<AtomicPtr<u8>>();
+/// Alignment of an allocation; every link and prefix is then aligned, since
+/// they are whole slots apart.
+const NODE_ALIGN: usize = if align_of::<AtomicPtr<u8>>() > align_of::<AtomicU64>() {
+    align_of::<AtomicPtr<u8>>()
+} else {
+    align_of::<AtomicU64>()
+};
 
 const _: () = assert!(SLOT.is_multiple_of(align_of::<u32>()));
 const _: () = assert!(SLOT.is_multiple_of(NODE_ALIGN));
+const _: () = assert!(PREFIX_SLOT.is_multiple_of(NODE_ALIGN));
+
+/// The prefix slot's value for a link at the end of its level: no key's
+/// prefix is above it, so it never proves a key after the end.
+pub(crate) const END_PREFIX: u64 = u64::MAX;
+
+/// A list's node layout: the distance between the links of two adjacent
+/// levels above level 0, whose size says whether a prefix sits beside each.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Stride(usize);
+
+impl Stride {
+    /// RocksDB's layout: links only.
+    pub(crate) const PLAIN: Stride = Stride(SLOT);
+    /// A key prefix beside each link above level 0.
+    pub(crate) const PREFIXED: Stride = Stride(SLOT + PREFIX_SLOT);
+
+    /// Whether links above level 0 carry prefixes.
+    #[inline(always)]
+    pub(crate) fn prefixed(self) -> bool {
+        self.0 != SLOT
+    }
+}
 
 /// The longest key a node can hold (its length is stored as a `u32`).
 pub(crate) const MAX_KEY_LEN: usize = u32::MAX as usize;
@@ -69,12 +121,17 @@ impl Node {
     /// If `key_len` exceeds [`MAX_KEY_LEN`], or `height` is not in
     /// `1..=HEIGHT_LIMIT`.
     #[inline]
-    pub(crate) fn alloc(arena: &ConcurrentArena, height: usize, key_len: usize) -> Node {
+    pub(crate) fn alloc(
+        arena: &ConcurrentArena,
+        height: usize,
+        key_len: usize,
+        stride: Stride,
+    ) -> Node {
         assert!((1..=HEIGHT_LIMIT).contains(&height));
         if key_len > MAX_KEY_LEN {
             key_too_long(key_len);
         }
-        let tower = (height - 1) * SLOT;
+        let tower = (height - 1) * stride.0;
         // Cannot overflow on 64-bit targets (key_len <= u32::MAX); checked for
         // the others.
         let size = (tower + KEY_OFFSET)
@@ -86,15 +143,29 @@ impl Node {
         // SAFETY: `tower < size`, so the handle lies inside the allocation.
         let handle = unsafe { base.add(tower) };
         for level in 0..height {
-            // SAFETY: link `level` occupies `handle - level * SLOT ..+ SLOT`,
-            // inside the allocation since `level < height`; it is aligned
-            // because `base` is NODE_ALIGN-aligned and the offset is a
-            // multiple of SLOT, itself a multiple of NODE_ALIGN.
+            // SAFETY: link `level` occupies `handle - level * stride ..+
+            // SLOT`, inside the allocation since `level < height`; it is
+            // aligned because `base` is NODE_ALIGN-aligned and the offset is
+            // a multiple of SLOT and PREFIX_SLOT, themselves multiples of
+            // NODE_ALIGN.
             unsafe {
                 handle
-                    .sub(level * SLOT)
+                    .sub(level * stride.0)
                     .cast::<AtomicPtr<u8>>()
                     .write(AtomicPtr::new(ptr::null_mut()));
+            }
+            if stride.prefixed() && level > 0 {
+                // SAFETY: in the prefixed layout, the prefix of level
+                // `level > 0` occupies `handle - level * stride + SLOT ..+
+                // PREFIX_SLOT`, below link `level - 1` and inside the
+                // allocation; aligned as above.
+                unsafe {
+                    handle
+                        .sub(level * stride.0)
+                        .add(SLOT)
+                        .cast::<AtomicU64>()
+                        .write(AtomicU64::new(END_PREFIX));
+                }
             }
         }
         // SAFETY: `LEN_OFFSET..KEY_OFFSET` lies inside the allocation and is
@@ -107,12 +178,39 @@ impl Node {
     ///
     /// # Safety
     ///
-    /// The node's arena outlives `'a` and `level` is below the node's height.
+    /// The node's arena outlives `'a`, `level` is below the node's height
+    /// and `stride` is the layout it was allocated with.
     #[inline]
-    unsafe fn link<'a>(self, level: usize) -> &'a AtomicPtr<u8> {
+    unsafe fn link<'a>(self, level: usize, stride: Stride) -> &'a AtomicPtr<u8> {
         // SAFETY: the caller guarantees the link exists and stays allocated
         // for 'a; `alloc` initialised it as an atomic.
-        unsafe { &*self.0.as_ptr().sub(level * SLOT).cast::<AtomicPtr<u8>>() }
+        unsafe {
+            &*self
+                .0
+                .as_ptr()
+                .sub(level * stride.0)
+                .cast::<AtomicPtr<u8>>()
+        }
+    }
+
+    /// The prefix beside this node's link at `level`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Node::link`], and `stride` is prefixed and `level > 0`.
+    #[inline]
+    unsafe fn prefix_slot<'a>(self, level: usize, stride: Stride) -> &'a AtomicU64 {
+        debug_assert!(stride.prefixed() && level > 0);
+        // SAFETY: the caller guarantees the slot exists and stays allocated
+        // for 'a; `alloc` initialised it as an atomic.
+        unsafe {
+            &*self
+                .0
+                .as_ptr()
+                .sub(level * stride.0)
+                .add(SLOT)
+                .cast::<AtomicU64>()
+        }
     }
 
     /// The next node at `level`, or `None` at the end of the level.
@@ -121,12 +219,35 @@ impl Node {
     ///
     /// As for [`Node::link`]; the node is published, or owned by the caller.
     #[inline]
-    pub(crate) unsafe fn next(self, level: usize) -> Option<Node> {
+    pub(crate) unsafe fn next(self, level: usize, stride: Stride) -> Option<Node> {
         // SAFETY: forwarded to the caller.
-        let link = unsafe { self.link(level) };
+        let link = unsafe { self.link(level, stride) };
         // Acquire: pairs with the Release publication in `cas_next` and
         // `store_next`, so the node we reach has its key and links visible.
         NonNull::new(link.load(Ordering::Acquire)).map(Node)
+    }
+
+    /// The prefix stored beside the link at `level`, then the next node
+    /// there: the prefix is that of the node returned or of a larger one
+    /// (see the module documentation).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Node::prefix_slot`]; the node is published.
+    #[inline]
+    pub(crate) unsafe fn prefix_and_next(
+        self,
+        level: usize,
+        stride: Stride,
+    ) -> (u64, Option<Node>) {
+        // SAFETY: forwarded to the caller.
+        let slot = unsafe { self.prefix_slot(level, stride) };
+        // Acquire: pairs with the Release `fetch_min` (or store) that wrote
+        // the prefix after its link, so the link loaded next is that node
+        // or a later, smaller one.
+        let prefix = slot.load(Ordering::Acquire);
+        // SAFETY: forwarded to the caller.
+        (prefix, unsafe { self.next(level, stride) })
     }
 
     /// Points this node's `level` link at `next` while the node is not yet
@@ -136,35 +257,69 @@ impl Node {
     ///
     /// As for [`Node::link`], and no other thread reads this link yet.
     #[inline]
-    pub(crate) unsafe fn set_next_unpublished(self, level: usize, next: Option<Node>) {
+    /// `prefix` is `next`'s key prefix (`END_PREFIX` for the end); unused
+    /// at level 0 and in the plain layout.
+    pub(crate) unsafe fn set_next_unpublished(
+        self,
+        level: usize,
+        next: Option<Node>,
+        stride: Stride,
+        prefix: u64,
+    ) {
         // SAFETY: forwarded to the caller.
-        let link = unsafe { self.link(level) };
+        let link = unsafe { self.link(level, stride) };
         // Relaxed: nobody can reach this link yet; the Release CAS or store
         // that publishes the node at this level carries it.
         link.store(as_ptr(next), Ordering::Relaxed);
+        if stride.prefixed() && level > 0 {
+            // SAFETY: forwarded to the caller; prefixed and level > 0.
+            let slot = unsafe { self.prefix_slot(level, stride) };
+            // Relaxed: as for the link.
+            slot.store(prefix, Ordering::Relaxed);
+        }
     }
 
     /// Replaces this node's `level` link `expected -> new` if it still holds
-    /// `expected`, publishing `new` at that level.
+    /// `expected`, publishing `new` at that level; then, in the prefixed
+    /// layout above level 0, lowers the prefix beside it to `prefix`,
+    /// `new`'s key prefix.
     ///
     /// # Safety
     ///
     /// As for [`Node::link`].
     #[inline]
-    pub(crate) unsafe fn cas_next(self, level: usize, expected: Option<Node>, new: Node) -> bool {
+    pub(crate) unsafe fn cas_next(
+        self,
+        level: usize,
+        expected: Option<Node>,
+        new: Node,
+        stride: Stride,
+        prefix: u64,
+    ) -> bool {
         // SAFETY: forwarded to the caller.
-        let link = unsafe { self.link(level) };
-        link.compare_exchange(
-            as_ptr(expected),
-            new.0.as_ptr(),
-            // Release on success: publishes `new` (key and links) to every
-            // reader that acquires this link.
-            Ordering::Release,
-            // Relaxed on failure: the caller re-reads the level with Acquire
-            // loads before it follows any pointer.
-            Ordering::Relaxed,
-        )
-        .is_ok()
+        let link = unsafe { self.link(level, stride) };
+        let linked = link
+            .compare_exchange(
+                as_ptr(expected),
+                new.0.as_ptr(),
+                // Release on success: publishes `new` (key and links) to every
+                // reader that acquires this link.
+                Ordering::Release,
+                // Relaxed on failure: the caller re-reads the level with Acquire
+                // loads before it follows any pointer.
+                Ordering::Relaxed,
+            )
+            .is_ok();
+        if linked && stride.prefixed() && level > 0 {
+            // SAFETY: forwarded to the caller; prefixed and level > 0.
+            let slot = unsafe { self.prefix_slot(level, stride) };
+            // Release: a reader that acquires this prefix then loads the
+            // link as of our CAS or later. The minimum, because inserts
+            // racing at this link store in any order, and the link's
+            // latest node is the smallest it has held.
+            slot.fetch_min(prefix, Ordering::Release);
+        }
+        linked
     }
 
     /// Publishes `new` at `level` right after this node, without a CAS: only
@@ -175,12 +330,19 @@ impl Node {
     /// As for [`Node::link`], and no other thread writes this link
     /// concurrently.
     #[inline]
-    pub(crate) unsafe fn store_next(self, level: usize, new: Node) {
+    pub(crate) unsafe fn store_next(self, level: usize, new: Node, stride: Stride, prefix: u64) {
         // SAFETY: forwarded to the caller.
-        let link = unsafe { self.link(level) };
+        let link = unsafe { self.link(level, stride) };
         // Release: publishes `new` (key and links) to every reader that
         // acquires this link.
         link.store(new.0.as_ptr(), Ordering::Release);
+        if stride.prefixed() && level > 0 {
+            // SAFETY: forwarded to the caller; prefixed and level > 0.
+            let slot = unsafe { self.prefix_slot(level, stride) };
+            // Release: as in `cas_next`; the only writer stores in link
+            // order, so a plain store keeps the minimum.
+            slot.store(prefix, Ordering::Release);
+        }
     }
 
     /// The key stored in the node.
@@ -220,8 +382,8 @@ impl Node {
     /// start of its key (one line when the tower is short), so that the miss
     /// overlaps with the work on the current node.
     #[inline(always)]
-    pub(crate) fn prefetch(self, level: usize) {
-        prefetch_read(self.0.as_ptr().wrapping_sub(level * SLOT));
+    pub(crate) fn prefetch(self, level: usize, stride: Stride) {
+        prefetch_read(self.0.as_ptr().wrapping_sub(level * stride.0));
     }
 }
 

@@ -1,7 +1,7 @@
 //! Searches: the walks that find a node, or the splice around a key, with
 //! the prefetching that overlaps their cache misses.
 
-use crate::node::Node;
+use crate::node::{Node, Stride};
 use crate::splice::Levels;
 use crate::sync::Ordering;
 use crate::{Comparator, SkipList};
@@ -11,6 +11,16 @@ use std::cmp::Ordering as CmpOrdering;
 /// dependent-miss latency. It adds loads per step, which loom would have to
 /// explore, and miri gains nothing from it.
 const PREFETCH: bool = cfg!(not(any(loom, miri)));
+
+/// A step of a read-only search settled by a key prefix (prefixed layout).
+enum PrefixStep {
+    /// The next node is before the key: move to it.
+    Right(Node),
+    /// The next node is not before the key, or may not be: step down.
+    Down,
+    /// Equal prefixes: compare the keys.
+    Compare,
+}
 
 /// The search machinery.
 impl<C: Comparator> SkipList<C> {
@@ -29,11 +39,20 @@ impl<C: Comparator> SkipList<C> {
     /// The successor of `node` (the head for `None`) at `level`.
     #[inline(always)]
     pub(crate) fn next_of(&self, node: Option<Node>, level: usize) -> Option<Node> {
+        self.next_in(node, level, self.stride)
+    }
+
+    /// [`next_of`](Self::next_of) with the list's layout passed in: the hot
+    /// paths take it as a constant (see `at_or_after`), so that RocksDB's
+    /// layout pays nothing for the option of the other.
+    #[inline(always)]
+    pub(crate) fn next_in(&self, node: Option<Node>, level: usize, stride: Stride) -> Option<Node> {
+        debug_assert_eq!(stride, self.stride);
         // SAFETY: the node belongs to this list (see `key_of`), and `level`
         // is below its height: callers only walk a node at levels through
         // which they reached it, or at levels below a splice level that holds
-        // it, and the head has every level.
-        unsafe { node.unwrap_or(self.head).next(level) }
+        // it, and the head has every level; `stride` is the list's layout.
+        unsafe { node.unwrap_or(self.head).next(level, stride) }
     }
 
     /// Whether `key` sorts after `node`; `None` is the end, after every key.
@@ -59,20 +78,56 @@ impl<C: Comparator> SkipList<C> {
     /// slower without it (`benches/results/inline-skiplist/2026-12-02.md`,
     /// "Tried and not kept"), so it stays.
     #[inline(always)]
-    fn prefetch_step(&self, at: Option<Node>, next: Option<Node>, level: usize) {
+    fn prefetch_step(&self, at: Option<Node>, next: Option<Node>, level: usize, stride: Stride) {
         if !PREFETCH {
             return;
         }
         if let Some(n) = next
-            && let Some(after) = self.next_of(Some(n), level)
+            && let Some(after) = self.next_in(Some(n), level, stride)
         {
-            after.prefetch(level);
+            after.prefetch(level, stride);
         }
         if level > 0
-            && let Some(down) = self.next_of(at, level - 1)
+            && let Some(down) = self.next_in(at, level - 1, stride)
             && Some(down) != next
         {
-            down.prefetch(level - 1);
+            down.prefetch(level - 1, stride);
+        }
+    }
+
+    /// The key prefix a read-only search compares with the prefixes beside
+    /// the links; 0, unused, in the plain layout.
+    #[inline(always)]
+    fn search_prefix(&self, key: &[u8], stride: Stride) -> u64 {
+        if stride.prefixed() {
+            self.cmp.key_prefix(key)
+        } else {
+            0
+        }
+    }
+
+    /// In the prefixed layout at `level > 0`, settles the step from `at`
+    /// by the prefix beside its link, without loading the next node. Only
+    /// for searches that may step down early: a prefix can be that of a
+    /// larger node the link held before (see `node`), so `Down` does not
+    /// prove the next node to be after the key.
+    #[inline(always)]
+    fn prefix_step(
+        &self,
+        at: Option<Node>,
+        level: usize,
+        key_prefix: u64,
+        stride: Stride,
+    ) -> PrefixStep {
+        debug_assert!(stride == self.stride && stride.prefixed() && level > 0);
+        // SAFETY: `at` (or the head) belongs to this list and has `level`
+        // (see `next_of`), which is above 0 in the prefixed layout.
+        let (prefix, next) = unsafe { at.unwrap_or(self.head).prefix_and_next(level, stride) };
+        match key_prefix.cmp(&prefix) {
+            // The key's prefix is above the next node's: so is the key.
+            CmpOrdering::Greater => next.map_or(PrefixStep::Down, PrefixStep::Right),
+            CmpOrdering::Less => PrefixStep::Down,
+            CmpOrdering::Equal => PrefixStep::Compare,
         }
     }
 
@@ -97,29 +152,52 @@ impl<C: Comparator> SkipList<C> {
 
     #[inline]
     pub(crate) fn before(&self, node: Node) -> Option<Node> {
-        self.find_last_before(self.key_of(node), false)
+        self.find_last_before(self.key_of(node), false, 0)
     }
 
     #[inline]
     pub(crate) fn at_or_before(&self, target: &[u8]) -> Option<Node> {
-        self.find_last_before(target, true)
+        self.find_last_before(target, true, 0)
     }
 
     /// The first node `>= key`.
     #[inline]
     pub(crate) fn at_or_after(&self, key: &[u8]) -> Option<Node> {
+        if self.stride.prefixed() {
+            self.at_or_after_in(key, Stride::PREFIXED)
+        } else {
+            self.at_or_after_in(key, Stride::PLAIN)
+        }
+    }
+
+    #[inline(always)]
+    fn at_or_after_in(&self, key: &[u8], stride: Stride) -> Option<Node> {
         let mut at: Option<Node> = None;
         let mut level = self.current_max_height() - 1;
         // The node that stopped us one level up: known to be > key, so it
         // needs no second comparison when we meet it again below.
         let mut known_greater: Option<Node> = None;
+        let key_prefix = self.search_prefix(key, stride);
         loop {
-            let next = self.next_of(at, level);
+            if stride.prefixed() && level > 0 {
+                match self.prefix_step(at, level, key_prefix, stride) {
+                    PrefixStep::Right(n) => {
+                        at = Some(n);
+                        continue;
+                    }
+                    PrefixStep::Down => {
+                        level -= 1;
+                        continue;
+                    }
+                    PrefixStep::Compare => {}
+                }
+            }
+            let next = self.next_in(at, level, stride);
             let order = match next {
                 None => CmpOrdering::Greater,
                 Some(n) if Some(n) == known_greater => CmpOrdering::Greater,
                 Some(n) => {
-                    self.prefetch_step(at, next, level);
+                    self.prefetch_step(at, next, level, stride);
                     self.cmp.compare(self.key_of(n), key)
                 }
             };
@@ -136,19 +214,56 @@ impl<C: Comparator> SkipList<C> {
     }
 
     /// The last node `< key` (or `<= key` when `inclusive`); `None` if it
-    /// would be the head.
+    /// would be the head. With `bottom > 0`, the search stops at that level
+    /// and returns a node before the key there, the last one unless a
+    /// prefix made it step down early.
     #[inline]
-    fn find_last_before(&self, key: &[u8], inclusive: bool) -> Option<Node> {
+    pub(crate) fn find_last_before(
+        &self,
+        key: &[u8],
+        inclusive: bool,
+        bottom: usize,
+    ) -> Option<Node> {
+        if self.stride.prefixed() {
+            self.find_last_before_in(key, inclusive, bottom, Stride::PREFIXED)
+        } else {
+            self.find_last_before_in(key, inclusive, bottom, Stride::PLAIN)
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn find_last_before_in(
+        &self,
+        key: &[u8],
+        inclusive: bool,
+        bottom: usize,
+        stride: Stride,
+    ) -> Option<Node> {
         let mut at: Option<Node> = None;
         let mut level = self.current_max_height() - 1;
         let mut known_not_before: Option<Node> = None;
+        let key_prefix = self.search_prefix(key, stride);
         loop {
-            let next = self.next_of(at, level);
+            if stride.prefixed() && level > 0 {
+                match self.prefix_step(at, level, key_prefix, stride) {
+                    PrefixStep::Right(n) => {
+                        at = Some(n);
+                        continue;
+                    }
+                    PrefixStep::Down if level == bottom => return at,
+                    PrefixStep::Down => {
+                        level -= 1;
+                        continue;
+                    }
+                    PrefixStep::Compare => {}
+                }
+            }
+            let next = self.next_in(at, level, stride);
             let advance = match next {
                 None => false,
                 Some(n) if Some(n) == known_not_before => false,
                 Some(n) => {
-                    self.prefetch_step(at, next, level);
+                    self.prefetch_step(at, next, level, stride);
                     match self.cmp.compare(self.key_of(n), key) {
                         CmpOrdering::Less => true,
                         CmpOrdering::Equal => inclusive,
@@ -158,7 +273,7 @@ impl<C: Comparator> SkipList<C> {
             };
             if advance {
                 at = next;
-            } else if level == 0 {
+            } else if level == bottom {
                 return at;
             } else {
                 known_not_before = next;
@@ -191,13 +306,14 @@ impl<C: Comparator> SkipList<C> {
         mut before: Option<Node>,
         after: Option<Node>,
         level: usize,
+        stride: Stride,
     ) -> (Option<Node>, Option<Node>) {
         loop {
-            let next = self.next_of(before, level);
+            let next = self.next_in(before, level, stride);
             if next == after {
                 return (before, next);
             }
-            self.prefetch_step(before, next, level);
+            self.prefetch_step(before, next, level, stride);
             if !self.key_is_after_node(key, next) {
                 return (before, next);
             }
@@ -208,13 +324,20 @@ impl<C: Comparator> SkipList<C> {
     /// Recomputes levels `0..top` of `levels` top-down, each within the
     /// bracket of the level above.
     #[inline]
-    pub(crate) fn recompute_splice(&self, key: &[u8], levels: &mut Levels, top: usize) {
+    pub(crate) fn recompute_splice(
+        &self,
+        key: &[u8],
+        levels: &mut Levels,
+        top: usize,
+        stride: Stride,
+    ) {
         for level in (0..top).rev() {
             let (prev, next) = self.find_splice_for_level(
                 key,
                 levels.prev[level + 1],
                 levels.next[level + 1],
                 level,
+                stride,
             );
             levels.prev[level] = prev;
             levels.next[level] = next;

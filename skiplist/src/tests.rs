@@ -531,3 +531,136 @@ fn debug_output() {
         "a node of level 3 is missing from the level below"
     );
 }
+
+/// Keys whose first eight bytes differ (prefixes settle the search steps)
+/// and keys sharing them (every step falls back to comparing keys).
+fn mixed_keys(n: u32) -> Vec<Vec<u8>> {
+    shuffled(n)
+        .into_iter()
+        .map(|i| {
+            if i % 3 == 0 {
+                let mut k = b"shared8!".to_vec();
+                k.extend_from_slice(&i.to_be_bytes());
+                k
+            } else {
+                (i * 2).to_be_bytes().to_vec()
+            }
+        })
+        .collect()
+}
+
+/// Every read of a list with key prefixes answers as the model does:
+/// contains, seek, seek_for_prev, and walks both ways.
+fn check_reads_against_model<C: Comparator>(list: &SkipList<C>, model: &BTreeSet<Vec<u8>>) {
+    use std::ops::Bound::{Excluded, Included, Unbounded};
+    assert_eq!(keys_of(list), model.iter().cloned().collect::<Vec<_>>());
+    let mut c = list.cursor();
+    c.seek_to_last();
+    for k in model.iter().rev() {
+        assert_eq!(c.key(), k.as_slice());
+        c.prev();
+    }
+    assert!(!c.valid());
+    let mut probes: Vec<Vec<u8>> = model.iter().cloned().collect();
+    probes.extend(model.iter().map(|k| [k.as_slice(), b"\0"].concat()));
+    probes.extend(model.iter().map(|k| k[..k.len() - 1].to_vec()));
+    probes.push(Vec::new());
+    probes.push(vec![0xff; 12]);
+    for p in &probes {
+        assert_eq!(list.contains(p), model.contains(p), "contains {p:?}");
+        c.seek(p);
+        let after = model
+            .range::<[u8], _>((Included(p.as_slice()), Unbounded))
+            .next();
+        assert_eq!(
+            c.valid().then(|| c.key()),
+            after.map(Vec::as_slice),
+            "seek {p:?}"
+        );
+        c.seek_for_prev(p);
+        let before = model
+            .range::<[u8], _>((Unbounded, Included(p.as_slice())))
+            .next_back();
+        assert_eq!(
+            c.valid().then(|| c.key()),
+            before.map(Vec::as_slice),
+            "seek_for_prev {p:?}"
+        );
+        if c.valid() {
+            c.prev();
+            let earlier = model
+                .range::<[u8], _>((Unbounded, Excluded(before.unwrap().as_slice())))
+                .next_back();
+            assert_eq!(
+                c.valid().then(|| c.key()),
+                earlier.map(Vec::as_slice),
+                "prev {p:?}"
+            );
+        }
+    }
+    list.check_invariants().unwrap();
+}
+
+#[test]
+fn key_prefixes_keep_every_read_exact() {
+    let n = scaled(600, 60) as u32;
+    let keys = mixed_keys(n);
+    let model: BTreeSet<Vec<u8>> = keys.iter().cloned().collect();
+    for options in [
+        SkipListOptions::new().with_key_prefixes(true),
+        SkipListOptions::new()
+            .with_branching(2)
+            .with_max_height(20)
+            .with_key_prefixes(true),
+    ] {
+        let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+        let mut hint = Splice::new();
+        for (i, k) in keys.iter().enumerate() {
+            let inserted = if i % 2 == 0 {
+                list.insert(k)
+            } else {
+                list.insert_with_hint(k, &mut hint)
+            };
+            assert!(inserted);
+        }
+        assert!(!list.insert(&keys[0]), "duplicates are still rejected");
+        check_reads_against_model(&list, &model);
+    }
+}
+
+#[test]
+fn key_prefixes_with_a_single_writer() {
+    let n = scaled(400, 40) as u32;
+    let keys = mixed_keys(n);
+    let model: BTreeSet<Vec<u8>> = keys.iter().cloned().collect();
+    let options = SkipListOptions::new()
+        .with_branching(2)
+        .with_max_height(20)
+        .with_key_prefixes(true);
+    let mut list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+    let mut writer = list.single_writer().unwrap();
+    for k in &keys {
+        assert!(writer.insert(&list, k));
+    }
+    check_reads_against_model(&list, &model);
+}
+
+#[test]
+fn key_prefixes_with_a_comparator_that_has_none() {
+    // A closure's `key_prefix` is 0 for every key: every step compares keys.
+    let n = scaled(300, 30) as u32;
+    let reverse = |a: &[u8], b: &[u8]| b.cmp(a);
+    let options = SkipListOptions::new().with_key_prefixes(true);
+    let list = SkipList::with_options(reverse, ConcurrentArena::new(), options);
+    for i in shuffled(n) {
+        assert!(list.insert(&i.to_be_bytes()));
+    }
+    let expected: Vec<u32> = (0..n).rev().collect();
+    assert_eq!(u32_keys(&list), expected);
+    let mut c = list.cursor();
+    c.seek(&(n / 2).to_be_bytes());
+    assert_eq!(c.key(), (n / 2).to_be_bytes());
+    c.prev();
+    assert_eq!(c.key(), (n / 2 + 1).to_be_bytes());
+    list.check_invariants().unwrap();
+}

@@ -8,7 +8,8 @@
 //! the models cover level-1 CAS races and the relaxed `max_height` raise.
 #![cfg(loom)]
 
-use inline_skiplist::{BytewiseComparator, SkipList, Splice};
+use arena::ConcurrentArena;
+use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions, Splice};
 use loom::thread;
 use std::sync::Arc;
 
@@ -70,6 +71,79 @@ fn two_inserters_and_a_reader() {
         assert_eq!(list.len(), 5);
         let counts = list.check_invariants().unwrap();
         assert_eq!(counts[0], 5);
+    });
+}
+
+/// With key prefixes beside the links: two inserters race for the head's
+/// level-1 link (their first nodes have two levels), each writing the
+/// prefix after its CAS, while the reader's seeks and `prev` step down on
+/// the prefixes it reads. (Smaller than the model above: the prefix slots
+/// add atomics for loom to interleave.)
+#[test]
+fn key_prefixes_two_inserters_and_a_reader() {
+    loom::model(|| {
+        let options = SkipListOptions::new().with_key_prefixes(true);
+        let list = Arc::new(SkipList::with_options(
+            BytewiseComparator,
+            ConcurrentArena::new(),
+            options,
+        ));
+        assert!(list.insert(b"m"));
+        let inserters: Vec<_> = [b"b", b"d"]
+            .into_iter()
+            .map(|k| {
+                let list = Arc::clone(&list);
+                thread::spawn(move || assert!(list.insert(k)))
+            })
+            .collect();
+
+        let mut cursor = list.cursor();
+        cursor.seek(b"c");
+        assert!([b"d".as_slice(), b"m"].contains(&cursor.key()));
+        cursor.seek_for_prev(b"z");
+        assert_eq!(cursor.key(), b"m");
+        cursor.prev();
+        if cursor.valid() {
+            assert!([b"b".as_slice(), b"d"].contains(&cursor.key()));
+        }
+        assert!(list.contains(b"m"));
+
+        for t in inserters {
+            t.join().unwrap();
+        }
+        assert_eq!(keys(&list), [b"b".as_slice(), b"d", b"m"]);
+        list.check_invariants().unwrap();
+    });
+}
+
+/// Key prefixes under a single writer: release stores of link, then
+/// prefix; a reader's seek meanwhile finds what was published.
+#[test]
+fn key_prefixes_single_writer_and_a_reader() {
+    loom::model(|| {
+        let options = SkipListOptions::new().with_key_prefixes(true);
+        let mut list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+        let mut writer = list.single_writer().unwrap();
+        let list = Arc::new(list);
+        let reader = {
+            let list = Arc::clone(&list);
+            thread::spawn(move || {
+                let mut cursor = list.cursor();
+                cursor.seek(b"a");
+                if cursor.valid() {
+                    assert!([b"a".as_slice(), b"b"].contains(&cursor.key()));
+                }
+                cursor.seek_for_prev(b"z");
+                if cursor.valid() {
+                    assert_eq!(cursor.key(), b"b");
+                }
+            })
+        };
+        assert!(writer.insert(&list, b"b"));
+        assert!(writer.insert(&list, b"a"));
+        reader.join().unwrap();
+        assert_eq!(keys(&list), [b"a", b"b"]);
+        list.check_invariants().unwrap();
     });
 }
 

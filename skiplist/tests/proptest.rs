@@ -1,7 +1,8 @@
 //! Every cursor operation and every insert path against a `BTreeSet` model,
 //! with inserts interleaved between cursor moves.
 
-use inline_skiplist::{BytewiseComparator, SingleWriter, SkipList, Splice};
+use arena::ConcurrentArena;
+use inline_skiplist::{BytewiseComparator, SingleWriter, SkipList, SkipListOptions, Splice};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::ops::Bound::{Excluded, Included, Unbounded};
@@ -120,8 +121,8 @@ fn insert(list: &SkipList, writer: &mut Writer, key: &[u8], kind: InsertKind) ->
     }
 }
 
-fn run(ops: &[Op], single_writer: bool) {
-    let mut list = SkipList::new(BytewiseComparator);
+fn run(ops: &[Op], single_writer: bool, options: SkipListOptions) {
+    let mut list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
     let mut writer = if single_writer {
         Writer::Single(list.single_writer().unwrap())
     } else {
@@ -198,11 +199,21 @@ proptest! {
 
     #[test]
     fn cursor_and_inserts_match_btreeset(ops in prop::collection::vec(op(), 0..200)) {
-        run(&ops, false);
+        run(&ops, false, SkipListOptions::new());
+    }
+
+    #[test]
+    fn key_prefixes_match_btreeset(ops in prop::collection::vec(op(), 0..200)) {
+        run(&ops, false, SkipListOptions::new().with_branching(2).with_key_prefixes(true));
     }
 
     #[test]
     fn single_writer_matches_btreeset(ops in prop::collection::vec(op(), 0..200)) {
-        run(&ops, true);
+        run(&ops, true, SkipListOptions::new());
+    }
+
+    #[test]
+    fn single_writer_with_key_prefixes_matches_btreeset(ops in prop::collection::vec(op(), 0..200)) {
+        run(&ops, true, SkipListOptions::new().with_key_prefixes(true));
     }
 }

@@ -55,6 +55,18 @@ fn every_insert_path_at_once_with_branching_2() {
     every_insert_path_at_once(SkipListOptions::new().with_branching(2).with_max_height(20));
 }
 
+/// The same with key prefixes beside the links, branching 4 and 2.
+#[test]
+fn every_insert_path_at_once_with_key_prefixes() {
+    every_insert_path_at_once(SkipListOptions::new().with_key_prefixes(true));
+    every_insert_path_at_once(
+        SkipListOptions::new()
+            .with_branching(2)
+            .with_max_height(20)
+            .with_key_prefixes(true),
+    );
+}
+
 fn every_insert_path_at_once(options: SkipListOptions) {
     let n = per_thread();
     let list = Arc::new(SkipList::with_options(
