@@ -460,6 +460,14 @@ impl Comparator for EntryComparator {
         }
         compare_internal_keys(entry_key(a), entry_key(b))
     }
+
+    /// The user key's summary: entries are ordered by user key first, and
+    /// equal user keys give equal summaries, so the order of summaries
+    /// never contradicts the entries'.
+    #[inline]
+    fn key_prefix(&self, entry: &[u8]) -> u64 {
+        self.user.key_prefix(user_key(entry_key(entry)))
+    }
 }
 
 /// The internal key of an entry: `decode_entry(e).0`, with the common case
@@ -502,11 +510,16 @@ mod tests {
         }
         for a in &entries {
             for b in &entries {
+                let cmp = EntryComparator::default();
                 assert_eq!(
-                    EntryComparator::default().compare(a, b),
+                    cmp.compare(a, b),
                     compare_internal_keys(decode_entry(a).0, decode_entry(b).0),
                     "{a:?} against {b:?}"
                 );
+                // The summaries never contradict the order.
+                if cmp.compare(a, b).is_lt() {
+                    assert!(cmp.key_prefix(a) <= cmp.key_prefix(b), "{a:?} < {b:?}");
+                }
             }
         }
     }

@@ -255,7 +255,12 @@ impl SkipListRep {
         // fewer cold nodes per level. In five paired runs against branching
         // 4 (2026-12-03), readrandom ran 1.20x (1.01x-1.29x) and fills
         // moved within their noise. 20 levels suit memtables up to about
-        // a million entries.
+        // a million entries. Key prefixes beside the links (the first 8
+        // bytes of the user key, see `EntryComparator::key_prefix`) settle
+        // most steps of a search without loading the next node: callgrind,
+        // 200 k random puts then 200 k gets on one thread, 1,901 M
+        // instructions and 13.8 M L1 misses without, 1,313 M and 8.0 M
+        // with, for 8 more bytes per link above level 0.
         SkipListRep {
             ucmp,
             list: Arc::new(inline_skiplist::SkipList::with_options(
@@ -263,7 +268,8 @@ impl SkipListRep {
                 arena,
                 inline_skiplist::SkipListOptions::new()
                     .with_branching(2)
-                    .with_max_height(20),
+                    .with_max_height(20)
+                    .with_key_prefixes(true),
             )),
             serial_hint: Mutex::new(inline_skiplist::Splice::new()),
         }

@@ -70,6 +70,17 @@ impl UserComparator {
             .then_with(|| tag_of(b).cmp(&tag_of(a)))
     }
 
+    /// An order-preserving summary of a user key (see
+    /// [`Comparator::key_prefix`]): its first eight bytes for the bytewise
+    /// order, the user comparator's own otherwise.
+    #[inline]
+    pub(crate) fn key_prefix(&self, key: &[u8]) -> u64 {
+        match &self.0 {
+            None => key_comparator::bytewise_prefix(key),
+            Some(custom) => custom.order.key_prefix(key),
+        }
+    }
+
     /// `a < b` as user keys.
     #[inline]
     pub(crate) fn lt(&self, a: &[u8], b: &[u8]) -> bool {
