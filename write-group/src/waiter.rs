@@ -157,8 +157,9 @@ impl YieldCredit {
     /// The credit of parallel members waiting for their group to complete,
     /// RocksDB's rule: a phase fails only on its third slow yield. Such a
     /// member waits for the other members' applies, which need the very
-    /// cores its yields hand over; on 2 cores, with synced parallel groups,
-    /// sleeping there instead doubled the futex sleeps per write.
+    /// cores its yields hand over, so a slow yield there is not wasted; and
+    /// the synced parallel groups, where these waits matter, are measured
+    /// with it.
     pub(crate) fn for_completion() -> Self {
         Self::default()
     }
