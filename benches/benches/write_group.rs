@@ -47,7 +47,11 @@
 //! each benchmark a line `write_group-bench <id>: ...` on stderr gives the
 //! mean group size (group commits) and the process CPU time per write
 //! (`getrusage(RUSAGE_SELF)`, user + system, over the timed sections): CPU
-//! time above the wall time per write means waiters burn CPU.
+//! time above the wall time per write means waiters burn CPU. The same
+//! line gives the process's voluntary context switches per write (a thread
+//! blocked on a futex or yielded to another) and involuntary ones (a thread
+//! was preempted), and for `ours` how its waits ended (`write_group::Stats`:
+//! barges, waits that ended spinning, yielding, or asleep on a futex).
 //!
 //! `WRITE_GROUP_BENCH_SPIN` and `WRITE_GROUP_BENCH_YIELD_USEC` override
 //! `write-group`'s spin count and yield budget (default: RocksDB's 200 and
@@ -149,6 +153,14 @@ fn apply_work(record: &Record) {
     black_box(hash);
 }
 
+/// `write-group`'s wait counters ([`write_group::Stats`]).
+struct Waits {
+    barges: u64,
+    spins: u64,
+    yields: u64,
+    sleeps: u64,
+}
+
 /// What each contender offers the driver: submit one record.
 trait Contender: Sync {
     fn write(&self, record: Record);
@@ -156,8 +168,8 @@ trait Contender: Sync {
     fn groups(&self) -> Option<(u64, u64)> {
         None
     }
-    /// Writes that barged in and futex sleeps so far, for `write-group`.
-    fn waits(&self) -> Option<(u64, u64)> {
+    /// How writes waited so far, for `write-group`.
+    fn waits(&self) -> Option<Waits> {
         None
     }
 }
@@ -356,14 +368,20 @@ impl Contender for Ours {
         Some((stats.groups, stats.members))
     }
 
-    fn waits(&self) -> Option<(u64, u64)> {
+    fn waits(&self) -> Option<Waits> {
         let stats = self.group.stats();
-        Some((stats.barges, stats.futex_sleeps))
+        Some(Waits {
+            barges: stats.barges,
+            spins: stats.spin_successes,
+            yields: stats.yield_successes,
+            sleeps: stats.futex_sleeps,
+        })
     }
 }
 
-/// User plus system CPU time of the whole process.
-fn process_cpu_time() -> Duration {
+/// User plus system CPU time of the whole process, and its voluntary and
+/// involuntary context switches.
+fn process_usage() -> (Duration, u64, u64) {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `getrusage` fills the whole `rusage` it is given.
     let usage = unsafe {
@@ -371,7 +389,11 @@ fn process_cpu_time() -> Duration {
         usage.assume_init()
     };
     let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    time(usage.ru_utime) + time(usage.ru_stime)
+    (
+        time(usage.ru_utime) + time(usage.ru_stime),
+        usage.ru_nvcsw as u64,
+        usage.ru_nivcsw as u64,
+    )
 }
 
 /// What a benchmark accumulated over its timed sections.
@@ -379,6 +401,10 @@ fn process_cpu_time() -> Duration {
 struct Tally {
     writes: u64,
     cpu: Duration,
+    /// Voluntary context switches (a thread blocked or yielded).
+    voluntary: u64,
+    /// Involuntary ones (a thread was preempted).
+    involuntary: u64,
 }
 
 /// Runs `iters` writes split over `threads` writers; returns the wall time,
@@ -386,7 +412,7 @@ struct Tally {
 fn run(contender: &dyn Contender, threads: usize, iters: u64, tally: &mut Tally) -> Duration {
     let per_thread = iters.div_ceil(threads as u64);
     let start_line = Barrier::new(threads + 1);
-    let (started, cpu_before) = std::thread::scope(|s| {
+    let (started, before) = std::thread::scope(|s| {
         for t in 0..threads {
             let start_line = &start_line;
             s.spawn(move || {
@@ -399,15 +425,18 @@ fn run(contender: &dyn Contender, threads: usize, iters: u64, tally: &mut Tally)
             });
         }
         start_line.wait();
-        let cpu_before = process_cpu_time();
+        let before = process_usage();
         let start = Instant::now();
         // Leaving the scope joins the writers; time is read after that.
-        (start, cpu_before)
+        (start, before)
     });
     let wall = started.elapsed();
+    let after = process_usage();
     let written = per_thread * threads as u64;
     tally.writes += written;
-    tally.cpu += process_cpu_time().saturating_sub(cpu_before);
+    tally.cpu += after.0.saturating_sub(before.0);
+    tally.voluntary += after.1.saturating_sub(before.1);
+    tally.involuntary += after.2.saturating_sub(before.2);
     wall.mul_f64(iters as f64 / written as f64)
 }
 
@@ -421,21 +450,25 @@ fn report(id: &str, contender: &dyn Contender, tally: &Tally) {
         }
         _ => "mean group -".to_owned(),
     };
+    let per_write = |n: u64| n as f64 / tally.writes as f64;
     let waits = match contender.waits() {
-        Some((barges, sleeps)) => {
-            let per_write = |n: u64| n as f64 / tally.writes as f64;
-            format!(
-                ", barges {:.4} and futex sleeps {:.4} per write",
-                per_write(barges),
-                per_write(sleeps)
-            )
-        }
+        Some(waits) => format!(
+            ", per write: barges {:.4}, waits ended spinning {:.4}, yielding {:.4}, \
+             asleep (futex sleeps) {:.4}",
+            per_write(waits.barges),
+            per_write(waits.spins),
+            per_write(waits.yields),
+            per_write(waits.sleeps)
+        ),
         None => String::new(),
     };
     let cpu_per_write = tally.cpu.as_secs_f64() * 1e6 / tally.writes.max(1) as f64;
     eprintln!(
-        "write_group-bench {id}: {groups}, cpu {cpu_per_write:.2} us/write over {} writes{waits}",
-        tally.writes
+        "write_group-bench {id}: {groups}, cpu {cpu_per_write:.2} us/write over {} writes, \
+         context switches per write {:.4} voluntary, {:.4} involuntary{waits}",
+        tally.writes,
+        per_write(tally.voluntary),
+        per_write(tally.involuntary)
     );
 }
 

@@ -190,8 +190,15 @@ impl Options {
 
     /// Whether the yield phase is adaptive: tried only while a shared credit,
     /// fed by past outcomes, says it tends to succeed (plus one wait in 256 to
-    /// keep the credit fresh). Off: every wait yields up to
-    /// [`max_yield_usec`](Self::with_max_yield_usec). RocksDB: on.
+    /// keep the credit fresh). A yield phase counts as a success only if its
+    /// goal came without a slow yield ([`with_slow_yield_usec`](Self::with_slow_yield_usec)):
+    /// a slow yield means other threads wanted the core, and there a
+    /// yielding waiter, still runnable, takes its turn among them after its
+    /// role has come, where a sleeping one is woken by the role itself; so
+    /// with more writers than cores waiters soon skip the yield phase and
+    /// sleep after spinning. Off: every wait yields up to
+    /// [`max_yield_usec`](Self::with_max_yield_usec). RocksDB: on (where a
+    /// phase whose goal comes after a slow yield counts as a success).
     #[must_use]
     pub const fn with_adaptive_yield(mut self, adaptive: bool) -> Self {
         self.adaptive_yield = adaptive;

@@ -26,7 +26,11 @@
 //! A writer waits in three phases, as RocksDB's `AwaitState` does: a bounded
 //! spin (`spin_count` checks), then a yield phase of up to `max_yield_usec`
 //! with slow-yield detection and a shared yield credit, then sleep on its
-//! own futex. A writer with a gather window
+//! own futex. Unlike RocksDB, a wait for a role whose goal came only after
+//! a slow yield (another thread ran) counts against the credit: with more
+//! runnable threads than cores, a waiter that yields gets its role only
+//! when its turn among them comes, while a sleeper is woken by it. Waits
+//! for a parallel group to complete keep RocksDB's rule (see `YieldCredit`). A writer with a gather window
 //! ([`Commit::gather_window`](crate::Commit::gather_window)) expects the
 //! group ahead of it to sync, and waits for its role asleep from the start.
 //! Under loom the spin yields to the model and the yield phase is compiled
@@ -126,7 +130,40 @@ impl<T> Waiter<T> {
 /// estimate).
 #[derive(Debug, Default)]
 #[cfg_attr(loom, allow(dead_code))] // no yield phase under loom
-pub(crate) struct YieldCredit(std::sync::atomic::AtomicI32);
+pub(crate) struct YieldCredit {
+    credit: std::sync::atomic::AtomicI32,
+    /// Whether a phase whose goal came only after a slow yield counts as a
+    /// failure; see [`YieldCredit::for_roles`].
+    slow_yield_fails: bool,
+}
+
+impl YieldCredit {
+    /// The credit of waits for a role. A writer waiting for its role waits
+    /// for one thread, the leader, to hand it on; with more runnable threads
+    /// than cores, a slow yield lets in writers that only queue and yield
+    /// behind it, and a yielding waiter stays runnable, so the role reaches it
+    /// only when its turn among them comes, while a sleeping one is woken by
+    /// the hand-off itself. So a phase whose goal came only after a slow yield
+    /// counts as a failure: with 64 writers on 2 cores, phases that
+    /// "succeeded" that way kept the credit up and writes ran at a quarter
+    /// of a per-write mutex's rate (`benches/results/write-group/2026-12-05.md`).
+    pub(crate) fn for_roles() -> Self {
+        Self {
+            credit: std::sync::atomic::AtomicI32::new(0),
+            slow_yield_fails: true,
+        }
+    }
+
+    /// The credit of parallel members waiting for their group to complete,
+    /// RocksDB's rule: a phase fails only on its third slow yield. Such a
+    /// member waits for the other members' applies, which need the very
+    /// cores its yields hand over, so a slow yield there is not wasted; and
+    /// the synced parallel groups, where these waits matter, are measured
+    /// with it.
+    pub(crate) fn for_completion() -> Self {
+        Self::default()
+    }
+}
 
 #[cfg(not(loom))]
 impl YieldCredit {
@@ -138,16 +175,22 @@ impl YieldCredit {
     #[inline]
     pub(crate) fn favourable(&self) -> bool {
         // Relaxed: a heuristic; any recent value will do.
-        self.0.load(std::sync::atomic::Ordering::Relaxed) >= 0
+        self.credit.load(std::sync::atomic::Ordering::Relaxed) >= 0
+    }
+
+    /// Whether a phase whose goal came only after a slow yield failed.
+    #[inline]
+    pub(crate) fn slow_yield_fails(&self) -> bool {
+        self.slow_yield_fails
     }
 
     /// Records one yield phase's outcome.
     pub(crate) fn record(&self, succeeded: bool) {
         use std::sync::atomic::Ordering::Relaxed;
         // Relaxed: a heuristic; a lost update only delays the estimate.
-        let credit = self.0.load(Relaxed);
+        let credit = self.credit.load(Relaxed);
         let step = if succeeded { Self::STEP } else { -Self::STEP };
-        self.0.store(credit - credit / 1024 + step, Relaxed);
+        self.credit.store(credit - credit / 1024 + step, Relaxed);
     }
 
     /// True once in 256 calls on average (per thread): such waits try the
@@ -247,7 +290,7 @@ mod tests {
             credit.record(true);
         }
         let bound = 1024 * YieldCredit::STEP;
-        assert!(credit.0.load(std::sync::atomic::Ordering::Relaxed) <= bound);
+        assert!(credit.credit.load(std::sync::atomic::Ordering::Relaxed) <= bound);
     }
 
     #[test]

@@ -112,30 +112,31 @@ impl<T, C> WriteGroup<T, C> {
         let start = Instant::now();
         let mut yield_start = start;
         let mut slow_yields = 0;
-        let mut update_credit = sampled;
         let outcome = loop {
             std::thread::yield_now();
+            let now = Instant::now();
+            // A clock too coarse to see the yield counts as slow.
+            if now == yield_start || now - yield_start >= slow {
+                slow_yields += 1;
+            }
             // Acquire: as in `await_state`.
             let state = futex.state.load(Acquire);
             if state & goals != 0 {
                 break Ok(state);
             }
-            let now = Instant::now();
-            // A clock too coarse to see the yield counts as slow.
-            if now == yield_start || now - yield_start >= slow {
-                slow_yields += 1;
-                if slow_yields >= MAX_SLOW_YIELDS {
-                    update_credit = true;
-                    break Err(Some(state));
-                }
-            }
-            if now - start > budget {
+            if slow_yields >= MAX_SLOW_YIELDS || now - start > budget {
                 break Err(Some(state));
             }
             yield_start = now;
         };
+        // A slow yield means other threads wanted this core; for a credit
+        // that counts that against the phase (see `YieldCredit::for_roles`),
+        // the phase fails even if its goal came.
+        let crowded = credit.slow_yield_fails() && slow_yields > 0;
+        let ended_slow = outcome.is_err() && slow_yields >= MAX_SLOW_YIELDS;
+        let update_credit = sampled || crowded || ended_slow;
         if options.adaptive_yield && update_credit {
-            credit.record(outcome.is_ok());
+            credit.record(outcome.is_ok() && !crowded);
         }
         outcome
     }
@@ -169,5 +170,47 @@ impl<T, C> WriteGroup<T, C> {
             state = futex.state.load(Acquire);
         }
         state
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::options::Options;
+    use crate::sync::OwnedFutex;
+    use crate::waiter::{COMPLETED, YieldCredit};
+
+    use super::WriteGroup;
+
+    /// A yield phase whose goal is already there: it yields once, then sees
+    /// it. With `slow_yield_usec` at 0 every yield is slow.
+    fn yield_once(slow_yield_usec: u32, credit: &YieldCredit) {
+        assert!(credit.slow_yield_fails());
+        let options = Options::new().with_slow_yield_usec(slow_yield_usec);
+        let group: WriteGroup<u8, ()> = WriteGroup::new(options);
+        let futex = OwnedFutex::new(COMPLETED);
+        if credit.favourable() {
+            assert_eq!(group.yield_phase(&futex, COMPLETED, credit), Ok(COMPLETED));
+        } else {
+            // Skipped, unless this wait is one of the sampled ones.
+            let _ = group.yield_phase(&futex, COMPLETED, credit);
+        }
+    }
+
+    #[test]
+    fn a_goal_reached_after_a_slow_yield_counts_against_the_credit() {
+        let credit = YieldCredit::for_roles();
+        for _ in 0..4 {
+            yield_once(0, &credit);
+        }
+        assert!(!credit.favourable());
+    }
+
+    #[test]
+    fn a_goal_reached_after_fast_yields_keeps_the_credit() {
+        let credit = YieldCredit::for_roles();
+        for _ in 0..16 {
+            yield_once(u32::MAX, &credit);
+        }
+        assert!(credit.favourable());
     }
 }
