@@ -77,19 +77,6 @@ fn timed_parallel(threads: usize, n: usize, work: impl Fn(usize, Range<usize>) +
     })
 }
 
-/// Bytes resident in this process.
-fn resident_bytes() -> usize {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: usize = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    pages * usize::try_from(page).unwrap_or(4096)
-}
-
 /// Gives freed heap memory back to the kernel, so that the next resident
 /// delta starts from a clean slate.
 fn trim_heap() {
@@ -102,9 +89,9 @@ fn trim_heap() {
 
 fn report_memory_one<C: Contender>(keys: &[Key]) {
     trim_heap();
-    let before = resident_bytes();
+    let before = benches::resident_bytes();
     let c = build::<C>(keys);
-    let rss = resident_bytes().saturating_sub(before) as f64 / keys.len() as f64;
+    let rss = benches::resident_bytes().saturating_sub(before) as f64 / keys.len() as f64;
     match c.arena_bytes() {
         Some(bytes) => eprintln!(
             "memory per entry: {:<15} {rss:7.1} B resident, {:7.1} B by its arena",

@@ -37,6 +37,25 @@ pub fn thread_counts(default: &[usize]) -> Vec<usize> {
     }
 }
 
+/// Bytes resident in this process (`/proc/self/statm`; 0 where that is
+/// missing): the memory benches take its change across a fill.
+///
+/// ```
+/// let resident = benches::resident_bytes();
+/// assert!(resident > 0 || cfg!(not(target_os = "linux")));
+/// ```
+pub fn resident_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    pages * usize::try_from(page).unwrap_or(4096)
+}
+
 /// `"1,2, 16"` as `[1, 2, 16]`; `None` for an empty list, a zero or a word.
 fn parse_thread_counts(text: &str) -> Option<Vec<usize>> {
     let counts: Vec<usize> = text

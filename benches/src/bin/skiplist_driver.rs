@@ -85,19 +85,8 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Bytes resident in this process.
-fn resident_bytes() -> usize {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: usize = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
-
 fn memory_one<C: Contender>(keys: &[Key]) {
-    let rss_before = resident_bytes();
+    let rss_before = benches::resident_bytes();
     // Relaxed: this thread alone allocates for the contender.
     LIVE.store(0, Ordering::Relaxed);
     COUNTING.store(true, Ordering::Relaxed);
@@ -105,7 +94,7 @@ fn memory_one<C: Contender>(keys: &[Key]) {
     COUNTING.store(false, Ordering::Relaxed);
     let n = keys.len() as f64;
     let heap = LIVE.load(Ordering::Relaxed) as f64 / n;
-    let rss = resident_bytes().saturating_sub(rss_before) as f64 / n;
+    let rss = benches::resident_bytes().saturating_sub(rss_before) as f64 / n;
     let arena = c
         .arena_bytes()
         .map_or(String::new(), |b| format!("{:8.1}", b as f64 / n));
