@@ -49,46 +49,11 @@ use criterion::{
 };
 use inline_skiplist::{BytewiseComparator, SkipList, Splice};
 use std::hint::black_box;
-use std::ops::Range;
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Runs `work(thread, chunk)` on `threads` threads over `0..n` split in
-/// chunks, and times from a common start to the last thread's end (thread
-/// creation excluded).
-fn timed_parallel(threads: usize, n: usize, work: impl Fn(usize, Range<usize>) + Sync) -> Duration {
-    let barrier = Barrier::new(threads + 1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (barrier, work) = (&barrier, &work);
-                s.spawn(move || {
-                    barrier.wait();
-                    work(t, t * n / threads..(t + 1) * n / threads);
-                })
-            })
-            .collect();
-        barrier.wait();
-        let start = Instant::now();
-        for h in handles {
-            h.join().unwrap();
-        }
-        start.elapsed()
-    })
-}
-
-/// Gives freed heap memory back to the kernel, so that the next resident
-/// delta starts from a clean slate.
-fn trim_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim has no preconditions.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 fn report_memory_one<C: Contender>(keys: &[Key]) {
-    trim_heap();
+    benches::trim_heap();
     let before = benches::resident_bytes();
     let c = build::<C>(keys);
     let rss = benches::resident_bytes().saturating_sub(before) as f64 / keys.len() as f64;
@@ -101,7 +66,7 @@ fn report_memory_one<C: Contender>(keys: &[Key]) {
         None => eprintln!("memory per entry: {:<15} {rss:7.1} B resident", C::NAME),
     }
     drop(c);
-    trim_heap();
+    benches::trim_heap();
 }
 
 fn report_memory(data: &Data) {
@@ -128,7 +93,7 @@ fn insert_random<C: Contender>(c: &mut Criterion, data: &Data, group_threads: &[
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     let target = C::new();
-                    total += timed_parallel(threads, data.random.len(), |_, range| {
+                    total += benches::timed_parallel(threads, data.random.len(), |range| {
                         let w = target.worker();
                         for k in &data.random[range] {
                             w.insert(k);
@@ -154,7 +119,7 @@ fn insert_sequential(c: &mut Criterion, data: &Data) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let list = SkipList::new(BytewiseComparator);
-                total += timed_parallel(1, keys.len(), |_, range| {
+                total += benches::timed_parallel(1, keys.len(), |range| {
                     let mut hint = Splice::new();
                     for k in &keys[range] {
                         list.insert_with(ENTRY, Some(&mut hint), |e| {
@@ -174,7 +139,7 @@ fn insert_sequential(c: &mut Criterion, data: &Data) {
                 let mut list = SkipList::new(BytewiseComparator);
                 let writer = Mutex::new(list.single_writer());
                 let list = list;
-                total += timed_parallel(1, keys.len(), |_, range| {
+                total += benches::timed_parallel(1, keys.len(), |range| {
                     // One thread runs this closure; the token moves to it.
                     let mut writer = writer.lock().unwrap().take().unwrap();
                     for k in &keys[range] {
@@ -207,7 +172,7 @@ fn sequential_one<C: Contender>(
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let target = C::new();
-                total += timed_parallel(1, keys.len(), |_, range| {
+                total += benches::timed_parallel(1, keys.len(), |range| {
                     let w = target.worker();
                     for k in &keys[range] {
                         w.insert(k);
@@ -229,7 +194,7 @@ fn lookup<C: Contender>(c: &mut Criterion, data: &Data) {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    total += timed_parallel(threads, data.lookups.len(), |_, range| {
+                    total += benches::timed_parallel(threads, data.lookups.len(), |range| {
                         let w = target.worker();
                         let mut found = 0usize;
                         for k in &data.lookups[range] {

@@ -56,6 +56,59 @@ pub fn resident_bytes() -> usize {
     pages * usize::try_from(page).unwrap_or(4096)
 }
 
+/// Gives freed heap memory back to the kernel (glibc's `malloc_trim`; a
+/// no-op elsewhere), so that the next [`resident_bytes`] delta starts from
+/// a clean slate.
+///
+/// ```
+/// benches::trim_heap();
+/// ```
+pub fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Runs `work(chunk)` on `threads` threads over `0..n` split in equal
+/// chunks, and times from a common start to the last thread's end (thread
+/// creation excluded).
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// let sum = AtomicUsize::new(0);
+/// benches::timed_parallel(3, 10, |chunk| {
+///     // Relaxed: read after the threads joined.
+///     sum.fetch_add(chunk.sum::<usize>(), Ordering::Relaxed);
+/// });
+/// assert_eq!(sum.into_inner(), 45);
+/// ```
+pub fn timed_parallel(
+    threads: usize,
+    n: usize,
+    work: impl Fn(std::ops::Range<usize>) + Sync,
+) -> std::time::Duration {
+    let barrier = std::sync::Barrier::new(threads + 1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (barrier, work) = (&barrier, &work);
+                s.spawn(move || {
+                    barrier.wait();
+                    work(t * n / threads..(t + 1) * n / threads);
+                })
+            })
+            .collect();
+        barrier.wait();
+        let start = std::time::Instant::now();
+        for h in handles {
+            h.join().expect("a worker panicked");
+        }
+        start.elapsed()
+    })
+}
+
 /// `"1,2, 16"` as `[1, 2, 16]`; `None` for an empty list, a zero or a word.
 fn parse_thread_counts(text: &str) -> Option<Vec<usize>> {
     let counts: Vec<usize> = text

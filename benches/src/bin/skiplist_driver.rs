@@ -40,9 +40,8 @@ use contenders::{
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The system allocator, counting the bytes live while `COUNTING` is set.
 struct Counting;
@@ -100,12 +99,7 @@ fn memory_one<C: Contender>(keys: &[Key]) {
         .map_or(String::new(), |b| format!("{:8.1}", b as f64 / n));
     println!("| {:<16} | {heap:8.1} | {rss:8.1} | {arena:>8} |", C::NAME);
     drop(c);
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim has no preconditions; it returns freed heap memory
-    // to the kernel so that the next resident delta starts clean.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    benches::trim_heap();
 }
 
 fn memory(data: &Data) {
@@ -154,33 +148,6 @@ fn count<C: Contender>(data: &Data, ops: usize) {
     );
 }
 
-/// Runs `work(chunk)` on `threads` threads over `0..n`, from a common start
-/// to the last thread's end.
-fn timed_parallel(
-    threads: usize,
-    n: usize,
-    work: impl Fn(std::ops::Range<usize>) + Sync,
-) -> Duration {
-    let barrier = Barrier::new(threads + 1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (barrier, work) = (&barrier, &work);
-                s.spawn(move || {
-                    barrier.wait();
-                    work(t * n / threads..(t + 1) * n / threads);
-                })
-            })
-            .collect();
-        barrier.wait();
-        let start = Instant::now();
-        for h in handles {
-            h.join().unwrap();
-        }
-        start.elapsed()
-    })
-}
-
 /// M ops/s of: insert 1 thread, insert 2 threads, lookup 1, lookup 2.
 fn round_one<C: Contender>(data: &Data) -> [f64; 4] {
     let n = data.random.len();
@@ -188,7 +155,7 @@ fn round_one<C: Contender>(data: &Data) -> [f64; 4] {
     let mut out = [0.0; 4];
     for (i, threads) in [1, 2].into_iter().enumerate() {
         let c = C::new();
-        out[i] = rate(timed_parallel(threads, n, |range| {
+        out[i] = rate(benches::timed_parallel(threads, n, |range| {
             let w = c.worker();
             for k in &data.random[range] {
                 w.insert(k);
@@ -196,7 +163,7 @@ fn round_one<C: Contender>(data: &Data) -> [f64; 4] {
         }));
         if threads == 2 {
             for (j, threads) in [1, 2].into_iter().enumerate() {
-                out[2 + j] = rate(timed_parallel(threads, n, |range| {
+                out[2 + j] = rate(benches::timed_parallel(threads, n, |range| {
                     let w = c.worker();
                     let found: usize = data.lookups[range]
                         .iter()
