@@ -7,7 +7,8 @@
 //! put ─► make_room_for_write (switch a full memtable under the state lock
 //!        and a closed sequencer; stall while flushes fall behind)
 //!     ─► reserve sequence numbers ─► post the framed record to the log
-//!        queue (a skip without the log); one writer at a time drains it
+//!        queue (without the log: nothing, the queue skips finished ranges
+//!        nobody posted); one writer at a time drains it
 //!     ─► insert beside everyone else ─► finish the range
 //!     ─► wait until the sequencer's published position passes the write
 //!        (every earlier write is in too)
@@ -38,7 +39,7 @@
 //! | room in the memtable | `state` mutex (lock, unlock) and the arena's size counters read | a load of the memtable-full flag, set now and then by a writer | the same |
 //! | the memtable | `state` mutex (lock, unlock), `Arc<Version>` clone and drop, an `Arc<Memtable>` per member | none: a pointer, replaced only while the sequencer is closed | the same |
 //! | sequence numbers | a counter in the log state, under its mutex | the sequencer's compare-and-swap | the same |
-//! | the log record | the leader frames and appends one record for the group, under the `log` mutex | framed by the writer itself; posted with a compare-and-swap on a queue slot; appended by whoever drains, one `log` mutex lock and one append per pass, then the written position moves (a store, a fence) | a skip posted (no allocation); drained, without the `log` mutex |
+//! | the log record | the leader frames and appends one record for the group, under the `log` mutex | framed by the writer itself; posted with a compare-and-swap on a queue slot and a store to the posted position (or a ring slot), a fence; appended by whoever drains, one `log` mutex lock and one append per pass, then the written position moves (a store, a fence) | none: the queue counts the range skipped once it is finished (until 2026-12-05 a skip was posted and drained: a slot, the posted position, the drain lock) |
 //! | the write group | joining and leaving its queue, the publish turn | none | none |
 //! | the memtable insert | the skiplist's links, the arena shard's bump | the same | the same |
 //! | visibility | one store of the visible sequence per group | finishing the range: a store to the published position (or a ring slot), a fence | the same |

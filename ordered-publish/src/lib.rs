@@ -34,7 +34,10 @@
 //!   call). With `drain`, a drainer looks again after letting go, so nothing
 //!   is left behind; with `drain_until`, each poster waits until its own
 //!   item is taken and drains itself when it finds the drain free, so no
-//!   drainer keeps writing for threads that arrive while it drains.
+//!   drainer keeps writing for threads that arrive while it drains. With
+//!   `drain_until_skipping`, ranges nobody posted count as skipped once the
+//!   sequencer has finished them, so writes that skip the log never touch
+//!   the queue.
 //!
 //! # When to use it
 //!
@@ -82,9 +85,10 @@
 //!
 //! loom models of finishing in any order with the work published, sleeping
 //! waiters, closing around a switch, a full ring, and posting and draining
-//! both ways (`tests/loom.rs`, `LOOM_MAX_PREEMPTIONS=2`; they fail if
-//! `finish`'s fence, the drain's fence or its second look, or
-//! `drain_until`'s wake-up after letting go is removed, and caught an
+//! all three ways (`tests/loom.rs`, `LOOM_MAX_PREEMPTIONS=2`; they fail if
+//! `finish`'s fence, the drain's fence or its second look,
+//! `drain_until`'s wake-up after letting go, or the skipping drain's skip
+//! or its sleep on the sequencer's bell is removed, and caught an
 //! ordering bug in the ring), miri on the unit tests (the queue's `unsafe`
 //! boxes), and a stress test checking that no thread ever sees the
 //! published position pass unfinished work (`tests/stress.rs`, also under

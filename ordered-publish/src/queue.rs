@@ -38,6 +38,16 @@ struct DrainState<T> {
 /// or another thread is draining and will take the new item before it lets
 /// go (it looks again after letting go), so no posted item is left behind.
 ///
+/// Where only some ranges carry an item (an engine whose writes may skip
+/// the log) and the ranges come from a [`Sequencer`](crate::Sequencer), the
+/// others need not be posted at all: with
+/// [`post_skipping`](Self::post_skipping) and
+/// [`drain_until_skipping`](Self::drain_until_skipping), every number below
+/// the sequencer's published position that nobody posted counts as
+/// skipped. That holds when each item is taken before its range is
+/// finished, which `drain_until_skipping`'s callers do by waiting for it.
+/// A write that skips then touches nothing of the queue.
+///
 /// # Examples
 ///
 /// ```
@@ -143,7 +153,7 @@ impl<T> OrderedQueue<T> {
     }
 
     fn slot(&self, start: u64) -> &AtomicPtr<Posted<T>> {
-        &self.slots[(start & (self.slots.len() as u64 - 1)) as usize]
+        &self.slots[(start & self.mask()) as usize]
     }
 
     /// Posts `item` under `range` (not empty, not posted before, starting
@@ -232,6 +242,100 @@ impl<T> OrderedQueue<T> {
         self.posted.finish(range);
     }
 
+    /// Posts `item` under `range`, as [`post`](Self::post), for a queue
+    /// drained with [`drain_until_skipping`](Self::drain_until_skipping):
+    /// when ranges below that nobody posted hold the posted position more
+    /// than the capacity behind `range`, first counts those that `finished`
+    /// has published as skipped (taking the drain, so this may wait for a
+    /// pass). `range` must start less than the capacity past `finished`'s
+    /// published position, as a [`Sequencer`](crate::Sequencer)'s
+    /// reservations do.
+    ///
+    /// # Panics
+    ///
+    /// As [`post`](Self::post).
+    ///
+    /// # Examples
+    ///
+    /// Ranges that skip the queue are never posted; a later post does not
+    /// run out of slots:
+    ///
+    /// ```
+    /// use ordered_publish::{OrderedQueue, Sequencer};
+    ///
+    /// let seq = Sequencer::new(0, 4);
+    /// let log = OrderedQueue::new(0, 4);
+    /// for _ in 0..10 {
+    ///     let unlogged = seq.reserve(1);
+    ///     seq.finish(unlogged);
+    /// }
+    /// let logged = seq.reserve(1);
+    /// log.post_skipping(logged.clone(), "record", seq.tracker());
+    /// let mut written = Vec::new();
+    /// log.drain_until_skipping(logged.end, seq.tracker(), |range, pass| {
+    ///     assert_eq!(range, 10..11); // the skipped numbers are left out
+    ///     written.extend(pass.drain(..));
+    /// });
+    /// assert_eq!(written, [(10..11, "record")]);
+    /// ```
+    pub fn post_skipping(&self, range: Range<u64>, item: T, finished: &Tracker) {
+        if range.start - self.posted().min(range.start) > self.mask() {
+            {
+                // As in `pass`: the count moves once the drain is free.
+                let _released: Released<'_>;
+                let mut state = match self.drain.lock() {
+                    Ok(state) => state,
+                    Err(p) => p.into_inner(),
+                };
+                _released = Released(&self.releases);
+                self.skip_finished(&mut state, finished);
+            }
+            // Waiters that found the drain busy sleep on `finished`'s bell.
+            finished.wake_waiters();
+        }
+        self.post(range, item);
+    }
+
+    fn mask(&self) -> u64 {
+        self.slots.len() as u64 - 1
+    }
+
+    /// Takes the numbers from the drained position up to `finished`'s
+    /// published position, when nothing is posted at the posted position
+    /// and `finished` is past it; the caller holds the drain.
+    ///
+    /// Nobody posted under the unposted numbers among them, nor will: each
+    /// was finished, and an item is taken before its range is finished, so
+    /// an item posted there would have been taken, and the drain would be
+    /// past it. For the same reason whatever is posted and untaken below the
+    /// posted position is a skip. Passes' ranges leave these numbers out.
+    fn skip_finished(&self, state: &mut DrainState<T>, finished: &Tracker) {
+        // Acquire (both): the finishes, and through them the takes, happen
+        // before what follows.
+        let to = finished.published();
+        let from = self.posted();
+        if to <= from {
+            return;
+        }
+        let mut at = state.taken;
+        while at < from {
+            let slot = self.slot(at);
+            // Relaxed (both): a skip mark carries nothing to see, and a
+            // slot is emptied under the drain, as in `pass`. An item stays
+            // in its slot (dropped with the queue) when the check fails.
+            let end = skipped_to(slot.load(Relaxed))
+                .expect("an item posted under a range finished before it was taken");
+            slot.store(ptr::null_mut(), Relaxed);
+            at = end;
+        }
+        // Counted as posted, with nothing in the slots: `from` is at the
+        // posted position, and nobody else posts under it.
+        self.posted.finish(from..to);
+        state.taken = to;
+        // Release: as a pass's end (`PassDone`).
+        self.taken.store(to, Release);
+    }
+
     /// Drains, if no other thread is draining: takes every posted item in
     /// range order, from where the last pass stopped up to the first range
     /// not yet posted, and hands them to `handle` as one pass (with the
@@ -255,7 +359,7 @@ impl<T> OrderedQueue<T> {
     /// ```
     pub fn drain(&self, mut handle: impl FnMut(Range<u64>, &mut Vec<(Range<u64>, T)>)) -> bool {
         loop {
-            let Some(taken) = self.pass(&mut handle) else {
+            let Some(taken) = self.pass(&mut handle, None) else {
                 return false;
             };
             // SeqCst fence: either a poster that found the drain busy sees
@@ -304,11 +408,79 @@ impl<T> OrderedQueue<T> {
     /// let written = written.into_inner().unwrap();
     /// assert!(written.windows(2).all(|w| w[0].0 < w[1].0)); // in sequence order
     /// ```
-    pub fn drain_until(
+    pub fn drain_until(&self, end: u64, handle: impl FnMut(Range<u64>, &mut Vec<(Range<u64>, T)>)) {
+        self.drain_until_inner(end, None, handle);
+    }
+
+    /// [`drain_until`](Self::drain_until) for a queue whose ranges come
+    /// from a sequencer, `finished` its tracker, and that only some ranges
+    /// are posted to (with [`post_skipping`](Self::post_skipping)): every
+    /// number below `finished`'s published position that nobody posted
+    /// counts as skipped, so ranges with nothing to take need no post.
+    ///
+    /// The caller waits here before it finishes its range (so each item is
+    /// taken before its range is finished: what makes the skipping sound),
+    /// and a range with nothing to take is simply finished. The ranges
+    /// handed to `handle` leave the skipped numbers out. Waiting for an
+    /// earlier range that is still unposted lasts until it is posted or
+    /// finished; sleeping waiters are woken by `finished`'s finishers.
+    ///
+    /// # Panics
+    ///
+    /// If an item was posted under a range that `finished` finished before
+    /// the item was taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ordered_publish::{OrderedQueue, Sequencer};
+    ///
+    /// let seq = Sequencer::new(0, 64);
+    /// let log = OrderedQueue::new(0, 64);
+    /// let written = std::sync::Mutex::new(Vec::new());
+    /// std::thread::scope(|s| {
+    ///     for t in 0..4 {
+    ///         let (seq, log, written) = (&seq, &log, &written);
+    ///         s.spawn(move || {
+    ///             let range = seq.reserve(1);
+    ///             if t % 2 == 0 {
+    ///                 // Logged: posted and taken before it is finished.
+    ///                 log.post_skipping(range.clone(), range.start, seq.tracker());
+    ///                 log.drain_until_skipping(range.end, seq.tracker(), |_, pass| {
+    ///                     written.lock().unwrap().extend(pass.drain(..).map(|(_, n)| n));
+    ///                 });
+    ///             }
+    ///             seq.finish(range); // unlogged ones only this
+    ///         });
+    ///     }
+    /// });
+    /// let written = written.into_inner().unwrap();
+    /// assert_eq!(written.len(), 2);
+    /// assert!(written[0] < written[1]); // in sequence order
+    /// ```
+    pub fn drain_until_skipping(
         &self,
         end: u64,
+        finished: &Tracker,
+        handle: impl FnMut(Range<u64>, &mut Vec<(Range<u64>, T)>),
+    ) {
+        self.drain_until_inner(end, Some(finished), handle);
+    }
+
+    /// `drain_until`, skipping what `finished` published when there is one
+    /// (its bell is then the one waiters sleep on).
+    fn drain_until_inner(
+        &self,
+        end: u64,
+        finished: Option<&Tracker>,
         mut handle: impl FnMut(Range<u64>, &mut Vec<(Range<u64>, T)>),
     ) {
+        let bell = finished.unwrap_or(&self.posted);
+        // Whether a pass would move the drain: something posted past it, or
+        // (skipping) something finished past it.
+        let movable = |taken: u64| {
+            self.posted.published() > taken || finished.is_some_and(|f| f.published() > taken)
+        };
         loop {
             // Acquire: the drainer's pass (what its handler did) happens
             // before our return.
@@ -319,24 +491,24 @@ impl<T> OrderedQueue<T> {
             // Acquire, with the Release increment: a drainer's pass
             // happens before we see it let go.
             let released = self.releases.load(Acquire);
-            if self.posted.published() > taken {
-                if self.pass(&mut handle).is_some() {
+            if movable(taken) {
+                if self.pass(&mut handle, finished).is_some() {
                     // Wake the threads that waited for the drain to be free.
-                    self.posted.wake_waiters();
+                    bell.wake_waiters();
                     continue;
                 }
                 // Busy: wait until the drainer took ours or let go. It
                 // rings the bell after letting go.
-                self.posted.wait_until(|| {
+                bell.wait_until(|| {
                     self.taken.load(Acquire) >= end || self.releases.load(Acquire) != released
                 });
             } else {
-                // An earlier range is not posted yet: its poster will take
-                // ours with it, or post and leave the drain to us. Posting
-                // rings the bell.
-                self.posted.wait_until(|| {
-                    self.taken.load(Acquire) >= end || self.posted.published() > taken
-                });
+                // An earlier range is not posted yet (skipping: nor
+                // finished): its poster will take ours with it, or post and
+                // leave the drain to us. Posting rings the queue's bell;
+                // skipping, the poster's pass rings `finished`'s, and so
+                // does finishing.
+                bell.wait_until(|| self.taken.load(Acquire) >= end || movable(taken));
             }
         }
     }
@@ -361,7 +533,13 @@ impl<T> OrderedQueue<T> {
     /// One pass, if no other thread holds the drain: takes every item
     /// posted so far, in range order, and hands them to `handle`. Returns
     /// where the next pass starts, or `None` when the drain was busy.
-    fn pass(&self, handle: &mut impl FnMut(Range<u64>, &mut Vec<(Range<u64>, T)>)) -> Option<u64> {
+    /// With `finished`, first counts the finished numbers nobody posted as
+    /// skipped (see `drain_until_skipping`).
+    fn pass(
+        &self,
+        handle: &mut impl FnMut(Range<u64>, &mut Vec<(Range<u64>, T)>),
+        finished: Option<&Tracker>,
+    ) -> Option<u64> {
         // Declared before the lock's guard, so dropped after it: the count
         // moves only once the drain is free, however the handler ends.
         let _released: Released<'_>;
@@ -374,6 +552,9 @@ impl<T> OrderedQueue<T> {
         _released = Released(&self.releases);
         // Items a panicking handler left behind were taken already.
         state.pass.clear();
+        if let Some(finished) = finished {
+            self.skip_finished(&mut state, finished);
+        }
         // Acquire: the posts below the position happen before our takes
         // of their slots.
         let target = self.posted.published();

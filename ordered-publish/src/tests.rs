@@ -164,6 +164,7 @@ fn concurrent_writers_each_see_their_own_work_published() {
 
 mod queue {
     use std::sync::Mutex;
+    use std::sync::atomic::Ordering::Relaxed;
     use std::thread;
 
     use crate::{OrderedQueue, Sequencer};
@@ -211,6 +212,101 @@ mod queue {
     #[test]
     fn concurrent_posters_each_see_their_own_item_taken() {
         concurrent_posters(true);
+    }
+
+    #[test]
+    fn finished_ranges_nobody_posted_are_skipped() {
+        let seq = Sequencer::new(0, 4);
+        let q = OrderedQueue::new(0, 4);
+        let logged = seq.reserve(2);
+        q.post_skipping(logged.clone(), "a", seq.tracker());
+        let mut passes = Vec::new();
+        q.drain_until_skipping(logged.end, seq.tracker(), |range, pass| {
+            passes.push((range, std::mem::take(pass)))
+        });
+        seq.finish(logged);
+        // Far more unposted numbers than slots, in small ranges and a
+        // large one.
+        for n in [1, 3, 1, 9, 1] {
+            let unlogged = seq.reserve(n);
+            seq.finish(unlogged);
+        }
+        let logged = seq.reserve(1);
+        q.post_skipping(logged.clone(), "b", seq.tracker());
+        q.drain_until_skipping(logged.end, seq.tracker(), |range, pass| {
+            passes.push((range, std::mem::take(pass)))
+        });
+        assert_eq!(
+            passes,
+            [(0..2, vec![(0..2, "a")]), (17..18, vec![(17..18, "b")])]
+        );
+        assert_eq!((q.taken(), q.posted()), (18, 18));
+    }
+
+    #[test]
+    #[should_panic(expected = "finished before it was taken")]
+    fn an_item_finished_before_it_was_taken_is_refused() {
+        let seq = Sequencer::new(0, 4);
+        let q = OrderedQueue::new(0, 4);
+        let logged = seq.reserve(1);
+        q.post(logged.clone(), ());
+        seq.finish(logged); // not taken: the contract broken
+        let unlogged = seq.reserve(1);
+        seq.finish(unlogged);
+        q.drain_until_skipping(2, seq.tracker(), |_, pass| pass.clear());
+    }
+
+    /// Writers of which some skip the queue (they only finish their
+    /// range), one of them in long runs, so that posts find the posted
+    /// position more than the capacity behind: every item is taken once,
+    /// in order, and every logged writer returns once its item is written.
+    #[test]
+    fn concurrent_posters_and_skippers_drain_every_item_in_order() {
+        let threads = if cfg!(miri) { 2 } else { 4 };
+        let per_thread = if cfg!(miri) { 30 } else { 3000 };
+        let seq = Sequencer::new(0, 16);
+        let q = OrderedQueue::new(0, 16);
+        // How far the drained records are written, over the skipped
+        // numbers too (the handler's ranges leave them out).
+        let written = crate::Tracker::new(0, 16);
+        let written_to = std::sync::atomic::AtomicU64::new(0);
+        let log = Mutex::new(Vec::new());
+        let logged_count = std::sync::atomic::AtomicUsize::new(0);
+        thread::scope(|s| {
+            for t in 0..threads {
+                let (seq, q, log, written, written_to, logged_count) =
+                    (&seq, &q, &log, &written, &written_to, &logged_count);
+                s.spawn(move || {
+                    for i in 0..per_thread {
+                        let range = seq.reserve(1 + i % 3);
+                        // Thread 0 skips in runs of 40; the others one in 4.
+                        let skip = if t == 0 { i % 50 < 40 } else { i % 4 == 3 };
+                        if !skip {
+                            q.post_skipping(range.clone(), (t, range.start), seq.tracker());
+                            q.drain_until_skipping(range.end, seq.tracker(), |whole, pass| {
+                                log.lock().unwrap().extend(pass.drain(..));
+                                // Relaxed: drainers take turns under the
+                                // drain, which orders them.
+                                let from = written_to.swap(whole.end, Relaxed);
+                                written.finish(from..whole.end);
+                            });
+                            assert!(q.taken() >= range.end);
+                            assert!(written.published() >= range.end);
+                            logged_count.fetch_add(1, Relaxed);
+                        }
+                        seq.finish(range);
+                    }
+                });
+            }
+        });
+        let log = log.into_inner().unwrap();
+        assert_eq!(log.len(), logged_count.into_inner());
+        let mut next = 0;
+        for (range, (_, start)) in log {
+            assert_eq!(range.start, start, "an item under the wrong range");
+            assert!(range.start >= next, "out of order");
+            next = range.end;
+        }
     }
 
     /// Posters that drain with `drain` (`until` false) or `drain_until`:

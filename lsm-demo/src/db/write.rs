@@ -5,10 +5,11 @@
 //! write ─► make_room_for_write (switch a full memtable; stall)
 //!       ─► reserve the batch's sequence numbers (one compare-and-swap)
 //!       ─► frame the batch's log record (checksums: in parallel)
-//!       ─► post it to the log queue under its sequence range (or a skip,
-//!          without the log); whoever finds the drain free writes every
-//!          posted record, in sequence order, with one append; the others
-//!          wait for it and try again if their record was not in its pass
+//!       ─► post it to the log queue under its sequence range (without
+//!          the log: nothing, the queue skips finished ranges nobody
+//!          posted); whoever finds the drain free writes every posted
+//!          record, in sequence order, with one append; the others wait for
+//!          it and try again if their record was not in its pass
 //!       ─► wait until the log holds it
 //!       ─► insert into the memtable, beside everyone else
 //!       ─► finish the range; wait until every earlier range is finished
@@ -142,7 +143,8 @@ impl write_group::Commit<SyncItem> for Shared {
             m.first = first;
             first += m.batch.len() as u64;
         }
-        self.log_queue.post(range.clone(), record);
+        self.log_queue
+            .post_skipping(range.clone(), record, self.seq.tracker());
         self.drain_log(range.end);
         // The pass that took the record has been handled: `written` passes
         // it, whether the append worked or not.
@@ -188,17 +190,16 @@ impl Shared {
         }
         let count = batch.len() as u64;
         let range = self.reserve(count)?;
-        if wo.disable_wal {
-            // Nothing to write, but the range must pass through the queue.
-            self.log_queue.post_skip(range.clone());
-            self.drain_log(range.end);
-        } else {
+        // Without the log, the queue is left alone: the drainers count the
+        // range skipped once it is finished (see `drain_log`).
+        if !wo.disable_wal {
             let mut record = Vec::new();
             let header = group_header(range.start, count as u32);
             // The size was checked against the record limit up front.
             frame_record(&[&header, batch.records()], &mut record)
                 .expect("a batch within the log record limit");
-            self.log_queue.post(range.clone(), record);
+            self.log_queue
+                .post_skipping(range.clone(), record, self.seq.tracker());
             self.drain_log(range.end);
             // The pass that took our record has been handled: `written`
             // passes it, whether the append worked or not (a load, no
@@ -341,60 +342,64 @@ impl Shared {
     /// Sees every record posted below `end` written: appends, in sequence
     /// order and with one append, every record posted so far, unless
     /// another thread is doing so (then waits for it, and tries again).
+    ///
+    /// Ranges of writes without the log are never posted: the queue counts
+    /// them skipped once the sequencer has finished them, which is sound
+    /// because a logged write waits here, before it finishes its range,
+    /// until its record is taken. A logged write behind an unlogged one
+    /// still inserting waits for that insert before its record is written.
     fn drain_log(&self, end: u64) {
-        self.log_queue.drain_until(end, |range, pass| {
-            if pass.is_empty() {
-                // Writes without the log only: nothing to append, and
-                // nobody waits for `written` here; the next pass with a
-                // record moves it over these ranges too.
-                return;
-            }
-            let mut log = self.log.lock();
-            let LogFile {
-                writer,
-                buffer,
-                number,
-                bytes_written,
-                ..
-            } = &mut *log;
-            buffer.clear();
-            for (_, record) in pass.drain(..) {
-                buffer.extend_from_slice(&record);
-            }
-            *bytes_written += buffer.len() as u64;
-            let appended = match writer {
-                _ if buffer.is_empty() => Ok(()),
-                Some(w) => w.add_framed(buffer).map_err(|e| {
-                    Error::io(
-                        format!("writing {}", log_path(&self.dir, *number).display()),
-                        e,
-                    )
-                }),
-                None => Err(self.background_error()),
-            };
-            if buffer.capacity() > 1 << 20 {
-                *buffer = Vec::new();
-            }
-            if let Err(e) = appended {
-                // The log may now hold part of these records: no later
-                // record may follow them. The pass's writers fail; the
-                // positions still move on, so nothing waits forever.
-                let first_failure = writer.take().is_some();
-                drop(log);
-                // Release: the waiters' Acquire sees it with the position.
-                self.log_failed_from
-                    .fetch_min(range.start, Ordering::AcqRel);
-                if first_failure {
-                    self.set_bg_error(e);
+        self.log_queue
+            .drain_until_skipping(end, self.seq.tracker(), |range, pass| {
+                if pass.is_empty() {
+                    return;
                 }
-            } else {
-                drop(log);
-            }
-            // Relaxed: drainers take turns under the queue's drain lock,
-            // which orders them.
-            let from = self.written_to.swap(range.end, Ordering::Relaxed);
-            self.written.finish(from..range.end);
-        });
+                let mut log = self.log.lock();
+                let LogFile {
+                    writer,
+                    buffer,
+                    number,
+                    bytes_written,
+                    ..
+                } = &mut *log;
+                buffer.clear();
+                for (_, record) in pass.drain(..) {
+                    buffer.extend_from_slice(&record);
+                }
+                *bytes_written += buffer.len() as u64;
+                let appended = match writer {
+                    _ if buffer.is_empty() => Ok(()),
+                    Some(w) => w.add_framed(buffer).map_err(|e| {
+                        Error::io(
+                            format!("writing {}", log_path(&self.dir, *number).display()),
+                            e,
+                        )
+                    }),
+                    None => Err(self.background_error()),
+                };
+                if buffer.capacity() > 1 << 20 {
+                    *buffer = Vec::new();
+                }
+                if let Err(e) = appended {
+                    // The log may now hold part of these records: no later
+                    // record may follow them. The pass's writers fail; the
+                    // positions still move on, so nothing waits forever.
+                    let first_failure = writer.take().is_some();
+                    drop(log);
+                    // Release: the waiters' Acquire sees it with the position.
+                    self.log_failed_from
+                        .fetch_min(range.start, Ordering::AcqRel);
+                    if first_failure {
+                        self.set_bg_error(e);
+                    }
+                } else {
+                    drop(log);
+                }
+                // Relaxed: drainers take turns under the queue's drain lock,
+                // which orders them.
+                let from = self.written_to.swap(range.end, Ordering::Relaxed);
+                self.written.finish(from..range.end);
+            });
     }
 
     /// Counts `bytes` of batches this thread gave the memtable and, once it
@@ -753,6 +758,56 @@ mod tests {
                 assert!(switched, "no memtable switch");
             }
         }
+    }
+
+    /// Unlogged writes never touch the log queue: a logged write after
+    /// more unlogged sequence numbers than the queue has slots (its post
+    /// counts them skipped first), and logged writers beside unlogged ones,
+    /// are logged in order, and only they are.
+    #[test]
+    fn logged_writes_after_many_unlogged_numbers_are_logged_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        let db = DB::open(&o, dir.path()).unwrap();
+        let mut unlogged = WriteOptions::default();
+        unlogged.disable_wal(true);
+        let window = db.shared.log_queue.capacity() as u64;
+        let mut batch = WriteBatch::new();
+        for i in 0..1000 {
+            batch.put(format!("u{i}"), b"v");
+        }
+        for _ in 0..window / 1000 + 2 {
+            db.write_opt(batch.clone(), &unlogged).unwrap();
+        }
+        db.put(b"logged-1", b"v").unwrap();
+        let first_logged = db.shared.seq.published() - 1;
+        assert!(first_logged > window);
+        std::thread::scope(|s| {
+            for t in 0..2 {
+                let (db, unlogged) = (&db, &unlogged);
+                s.spawn(move || {
+                    for i in 0..300 {
+                        let wo = if (i + t) % 3 == 0 {
+                            unlogged.clone()
+                        } else {
+                            WriteOptions::default()
+                        };
+                        db.put_opt(format!("{t}-{i}"), b"v", &wo).unwrap();
+                    }
+                });
+            }
+        });
+        // Read while open: closing flushes unlogged writes, retiring the log.
+        let ranges: Vec<(u64, u64)> = logged_ranges(dir.path()).concat();
+        drop(db);
+        assert_eq!(ranges[0], (first_logged, first_logged + 1));
+        assert!(ranges.windows(2).all(|w| w[0].1 <= w[1].0), "out of order");
+        assert_eq!(
+            ranges.len(),
+            1 + 2 * 200,
+            "a logged write missing, or an unlogged one logged"
+        );
     }
 
     #[test]
