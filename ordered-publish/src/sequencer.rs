@@ -54,18 +54,29 @@ pub const SEQUENCE_LIMIT: u64 = CLOSED;
 /// seq.wait_published(b.end); // returns at once
 /// ```
 pub struct Sequencer {
-    /// The next number to hand out, and the [`CLOSED`] bit.
-    next: CachePadded<AtomicU64>,
+    /// What a reservation reads and writes, on one cache line.
+    res: CachePadded<Reservations>,
     /// Publishes the finished ranges in order.
     tracker: Tracker,
     /// Held by a [`Closed`] guard: one closer at a time.
     closing: Mutex<()>,
 }
 
+/// The reservation side of a [`Sequencer`].
+struct Reservations {
+    /// The next number to hand out, and the [`CLOSED`] bit.
+    next: AtomicU64,
+    /// A range may start up to here: the published position as some
+    /// reservation last read it, plus the ring's mask. It only trails the
+    /// real limit, so a reservation below it needs no look at the published
+    /// position, whose line every finish writes.
+    room_until: AtomicU64,
+}
+
 impl fmt::Debug for Sequencer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Relaxed: a snapshot for display only.
-        let next = self.next.load(Relaxed);
+        let next = self.res.next.load(Relaxed);
         f.debug_struct("Sequencer")
             .field("next", &(next & !CLOSED))
             .field("closed", &(next & CLOSED != 0))
@@ -96,9 +107,13 @@ impl Sequencer {
             first < SEQUENCE_LIMIT,
             "the first sequence must be below 2^63"
         );
+        let tracker = Tracker::new(first, capacity);
         Sequencer {
-            next: CachePadded::new(AtomicU64::new(first)),
-            tracker: Tracker::new(first, capacity),
+            res: CachePadded::new(Reservations {
+                next: AtomicU64::new(first),
+                room_until: AtomicU64::new(first + tracker.mask()),
+            }),
+            tracker,
             closing: Mutex::new(()),
         }
     }
@@ -158,37 +173,54 @@ impl Sequencer {
     pub fn reserve(&self, n: u64) -> Range<u64> {
         let mask = self.tracker.mask();
         // Relaxed: the compare-and-swap below decides; this only guesses.
-        let mut next = self.next.load(Relaxed);
+        let mut next = self.res.next.load(Relaxed);
         loop {
             let start = next & !CLOSED;
             if n == 0 {
                 return start..start;
             }
-            // `published` is Acquire: the slot our range will use last held
-            // the end of a range `capacity` numbers back, published by the
-            // position we read; Acquire orders that store before ours, so
-            // ours comes later in the slot's modification order (with
-            // Relaxed, loom finds the old end overwriting our new one). A
-            // stale value can only make the ring look fuller than it is.
-            let room = start.saturating_sub(self.tracker.published()) <= mask;
+            // Acquire: the slot our range will use last held the end of a
+            // range `capacity` numbers back, published by the position that
+            // whoever raised the limit read (with Acquire, then a Release
+            // raise); so that store comes before ours in the slot's
+            // modification order (with Relaxed, loom finds the old end
+            // overwriting our new one). A stale limit can only make the
+            // ring look fuller than it is.
+            let room =
+                start <= self.res.room_until.load(Acquire) || self.raise_room_until(start, mask);
             if next & CLOSED != 0 || !room {
                 self.tracker.wait_until(|| {
                     // Relaxed: only a reason to try the compare-and-swap.
-                    let now = self.next.load(Relaxed);
+                    let now = self.res.next.load(Relaxed);
                     now & CLOSED == 0 && now.saturating_sub(self.tracker.published()) <= mask
                 });
-                next = self.next.load(Relaxed);
+                next = self.res.next.load(Relaxed);
                 continue;
             }
             let end = start
                 .checked_add(n)
                 .filter(|&end| end <= SEQUENCE_LIMIT)
                 .expect("sequence numbers exhausted (2^63)");
-            match self.next.compare_exchange_weak(next, end, Acquire, Relaxed) {
+            match self
+                .res
+                .next
+                .compare_exchange_weak(next, end, Acquire, Relaxed)
+            {
                 Ok(_) => return start..end,
                 Err(current) => next = current,
             }
         }
+    }
+
+    /// Looks at the published position (Acquire: see `reserve`) and raises
+    /// `room_until` to what it allows: whether a range may start at
+    /// `start` now.
+    #[cold]
+    fn raise_room_until(&self, start: u64, mask: u64) -> bool {
+        let limit = self.tracker.published() + mask;
+        // Release: passes on what the Acquire load above saw.
+        self.res.room_until.fetch_max(limit, Release);
+        start <= limit
     }
 
     /// Marks a reserved range finished; if it was the first unpublished
@@ -215,7 +247,7 @@ impl Sequencer {
     /// ```
     pub fn finish(&self, range: Range<u64>) {
         debug_assert!(
-            range.is_empty() || range.end <= self.next.load(Relaxed) & !CLOSED,
+            range.is_empty() || range.end <= self.res.next.load(Relaxed) & !CLOSED,
             "not reserved"
         );
         self.tracker.finish(range);
@@ -286,7 +318,7 @@ impl Sequencer {
         // AcqRel: Acquire orders our read of `end` after every reservation
         // before it in `next`'s order; Release is not needed by anyone but
         // keeps the pair with `Closed::drop` simple to argue.
-        let end = self.next.fetch_or(CLOSED, AcqRel) & !CLOSED;
+        let end = self.res.next.fetch_or(CLOSED, AcqRel) & !CLOSED;
         self.wait_published(end);
         Closed {
             seq: self,
@@ -340,7 +372,7 @@ impl Drop for Closed<'_> {
     fn drop(&mut self) {
         // Release: a reservation that reads the cleared bit (Acquire) sees
         // what the closer did meanwhile.
-        self.seq.next.fetch_and(!CLOSED, Release);
+        self.seq.res.next.fetch_and(!CLOSED, Release);
         self.seq.tracker.wake_waiters();
     }
 }

@@ -156,6 +156,40 @@ fn a_reservation_waits_for_room_and_is_woken() {
     });
 }
 
+/// With a ring of two, two writers reserve past the ring while its slots
+/// are still in use: one of them looks at the published position and
+/// raises the reservation limit, the other may reserve on that limit alone
+/// and finish first, storing its end into a slot an earlier range used.
+/// That store must come after the earlier one, or the published position
+/// stops short (fails if the limit is read or raised Relaxed).
+#[test]
+fn a_reservation_on_a_limit_raised_by_another_reuses_the_slot_safely() {
+    loom::model(|| {
+        let seq = Arc::new(Sequencer::new(0, 2));
+        let a = seq.reserve(1);
+        let b = seq.reserve(1);
+        let finish_b = {
+            let seq = seq.clone();
+            thread::spawn(move || seq.finish(b))
+        };
+        let writers: Vec<_> = (0..2)
+            .map(|_| {
+                let seq = seq.clone();
+                thread::spawn(move || {
+                    let r = seq.reserve(1);
+                    seq.finish(r);
+                })
+            })
+            .collect();
+        seq.finish(a);
+        finish_b.join().unwrap();
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert_eq!(seq.published(), 4, "a finished range was lost");
+    });
+}
+
 /// Two posters post and drain while the other may hold the drain: every
 /// item is taken once, in range order, and none is left behind (the
 /// drainer looks again after letting go).
