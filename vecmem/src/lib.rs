@@ -10,10 +10,17 @@
 //! own, with no shared state touched but the arena, and publishes the whole
 //! batch **once** when it is finished or dropped: a batch of 16 entries or
 //! more by pushing its buffer onto a lock-free list (one CAS, no waiting), a
-//! smaller one by copying it into the shared vector under one lock
-//! acquisition. Once [`VecMem::mark_read_only`] freezes the memtable, the
-//! first reader sorts everything into one vector (in parallel with rayon when
-//! it is large) and every later reader shares that sorted vector.
+//! smaller one (and a single [`insert`](VecMem::insert)) by copying it into
+//! the thread's *write lane*. A memtable has a few lanes per CPU, each a
+//! small lock around a vector, with its counters, on a cache line of its
+//! own; a thread keeps to one lane (picked round-robin when it first writes,
+//! changed only if it finds the lane held), so threads writing at once lock
+//! and write different lines, and nothing shared is written per batch. The
+//! lanes are PR 13675's thread-local vectors made to last across batches.
+//! Once [`VecMem::mark_read_only`] freezes the memtable, the first reader
+//! gathers the lanes and the batches into one vector, sorts it (in parallel
+//! with rayon when it is large) and every later reader shares that sorted
+//! vector.
 //!
 //! # The calls
 //!
@@ -46,7 +53,8 @@
 //!
 //! - **`Mutex<Vec<_>>`** (std or `parking_lot`), pushing each entry: the same
 //!   data layout, but one lock acquisition per entry, so concurrent writers
-//!   queue on the lock; `VecMem` takes it once per batch.
+//!   queue on the lock; `VecMem` takes no shared lock to write, only its
+//!   thread's lane lock, once per batch.
 //! - **A concurrent skiplist** (this workspace's `inline-skiplist`,
 //!   `crossbeam-skiplist`): always sorted, so reads during writes are cheap,
 //!   but every insert pays a search; use it for an engine's ordinary memtable.
@@ -68,7 +76,7 @@
 //!             for i in 0..3u8 {
 //!                 writer.insert(&[b'a' + i, b'0' + t]);
 //!             }
-//!             writer.finish(); // one lock acquisition for the batch
+//!             writer.finish(); // one lock of this thread's lane for the batch
 //!         });
 //!     }
 //! });
@@ -94,6 +102,7 @@
 
 mod cursor;
 mod entry;
+mod lane;
 mod sync;
 mod writer;
 
@@ -108,23 +117,30 @@ pub use cursor::{ArcCursor, Cursor};
 pub use key_comparator::{BytewiseComparator, Comparator};
 pub use writer::Writer;
 
+#[cfg(loom)]
+#[doc(hidden)]
+pub use lane::mock_lane;
+
 use entry::Entry;
+use lane::Lane;
 use sync::{
-    AtomicPtr, AtomicUsize, Ordering, RwLock, RwLockReadGuard, RwLockWriteGuard, UnsafeCell,
+    AtomicBool, AtomicPtr, AtomicUsize, MutexGuard, Ordering, RwLock, RwLockReadGuard,
+    RwLockWriteGuard, UnsafeCell,
 };
 
 /// Vectors at least this long are sorted with rayon; shorter ones on the
 /// calling thread. See [`VecMem::with_parallel_sort_threshold`].
 pub const DEFAULT_PARALLEL_SORT_THRESHOLD: usize = 1 << 14;
 
-/// Batches of at least this many entries are published without the lock:
+/// Batches of at least this many entries are published without a lock:
 /// the writer's buffer becomes a node of a lock-free list with one CAS.
-/// Under a lock taken once per batch, waiters that fell asleep had to be
-/// woken one hand-off at a time, and batches of 100 stopped scaling with
-/// more threads (measurements in `benches/results/vecmem/2026-12-04.md`).
-/// Smaller batches and single entries still take the lock: a node apiece
-/// would cost them more than it saves. (2 under loom, so that its models,
-/// with their two-entry batches, take the list.)
+/// Under the one shared lock small batches once took, waiters that fell
+/// asleep had to be woken one hand-off at a time, and batches of 100
+/// stopped scaling with more threads (measurements in
+/// `benches/results/vecmem/2026-12-04.md`). Smaller batches and single
+/// entries go to the thread's write lane: a node apiece would cost them
+/// more than it saves. (2 under loom, so that its models, with their
+/// two-entry batches, take the list.)
 const MIN_LISTED_BATCH: usize = if cfg!(loom) { 2 } else { 16 };
 
 /// The low bit of the listed batches' head: the memtable is read-only and
@@ -160,12 +176,12 @@ struct BatchNode {
 ///
 /// | state | [`insert`](VecMem::insert), [`Writer::finish`] | [`cursor`](VecMem::cursor) | leaves by |
 /// |---|---|---|---|
-/// | **mutable** | small batches: append to the unsorted shared vector under the write lock; batches of 16+: push onto the batch list (one CAS) | copies the vector and the listed batches under a read lock, sorts the copy privately | [`mark_read_only`](VecMem::mark_read_only) (tags the list) → read-only |
-/// | **read-only** | panic (programmer error) | takes the write lock, moves the listed batches into the vector, sorts it in place, publishes it | the first cursor → sorted |
+/// | **mutable** | small batches: append to the thread's write lane under that lane's lock; batches of 16+: push onto the batch list (one CAS) | under a read lock, copies every lane (locking each briefly) and the listed batches, sorts the copy privately | [`mark_read_only`](VecMem::mark_read_only) (sets the flag, tags the list, passes through every lane lock) → read-only |
+/// | **read-only** | panic (programmer error) | takes the write lock, moves the lanes' entries and the listed batches into one vector, sorts it in place, publishes it | the first cursor → sorted |
 /// | **sorted** | panic (programmer error) | shares the sorted vector (an `Arc` clone under a read lock) | never |
 ///
-/// [`len`](VecMem::len) and [`memory_usage`](VecMem::memory_usage) are plain
-/// atomic loads in every state.
+/// [`len`](VecMem::len) and [`memory_usage`](VecMem::memory_usage) add up
+/// atomic counters, one per lane and one for the list, in every state.
 ///
 /// # Examples
 ///
@@ -185,15 +201,20 @@ pub struct VecMem<C: Comparator = BytewiseComparator> {
     comparator: C,
     /// Owns every entry's bytes; `Entry` pointers stay valid while it lives.
     arena: ConcurrentArena,
+    /// Where small batches go; see the `lane` module. A power-of-two count.
+    lanes: Box<[CachePadded<Lane>]>,
+    /// `lanes.len() - 1`: masks a thread's lane index.
+    lane_mask: usize,
+    /// Set (only) by [`mark_read_only`](VecMem::mark_read_only), under the
+    /// write lock and before it passes through every lane lock. Read on
+    /// every append (so it sits with the fields nobody writes while the
+    /// memtable is mutable), under the lane's lock.
+    read_only: AtomicBool,
     shared: RwLock<Shared>,
-    /// Entries appended under the write lock (a copy of `Shared::entries`'
-    /// length, stored under it; the listed batches, which join that vector
-    /// when a frozen memtable is sorted, stay counted in `listed`).
-    entry_count: AtomicUsize,
     /// Bytes reserved by `Shared::entries` (its capacity × entry size).
     vector_bytes: AtomicUsize,
     /// The lock-free side, on a cache line of its own so that its CASes do
-    /// not contend with the lock.
+    /// not contend with the fields every append reads.
     listed: CachePadded<ListedBatches>,
     /// Sorts performed, private copies included.
     sorts: AtomicUsize,
@@ -202,9 +223,11 @@ pub struct VecMem<C: Comparator = BytewiseComparator> {
 
 /// What the lock protects; see the lifecycle table on [`VecMem`].
 struct Shared {
-    /// Published entries, in insertion order. Empty once `sorted` is set.
+    /// Empty while the memtable is mutable. Its first reader after the
+    /// freeze gathers the lanes' entries and the listed batches here, sorts
+    /// them in place and moves them to `sorted`; they stay here if the sort
+    /// panics, for the next reader to sort.
     entries: Vec<Entry>,
-    read_only: bool,
     /// The sorted entries of a read-only memtable, once its first reader
     /// sorted them.
     sorted: Option<Arc<Vec<Entry>>>,
@@ -236,15 +259,20 @@ impl<C: Comparator> VecMem<C> {
     /// assert_eq!(mem.len(), 1);
     /// ```
     pub fn with_arena(comparator: C, arena: ConcurrentArena) -> Self {
+        let lane_count = lane::lane_count();
+        debug_assert!(lane_count.is_power_of_two());
         Self {
             comparator,
             arena,
+            lanes: (0..lane_count)
+                .map(|_| CachePadded::new(Lane::new()))
+                .collect(),
+            lane_mask: lane_count - 1,
+            read_only: AtomicBool::new(false),
             shared: RwLock::new(Shared {
                 entries: Vec::new(),
-                read_only: false,
                 sorted: None,
             }),
-            entry_count: AtomicUsize::new(0),
             vector_bytes: AtomicUsize::new(0),
             listed: CachePadded::new(ListedBatches {
                 head: AtomicPtr::new(std::ptr::null_mut()),
@@ -286,11 +314,11 @@ impl<C: Comparator> VecMem<C> {
         &self.comparator
     }
 
-    /// Copies `entry` into the arena and appends it, taking the shared lock
-    /// for this one entry. Concurrent writers should use a [`writer`]
-    /// (`VecMem::writer`) per batch instead; for a single entry this is the
-    /// cheaper call (a writer per entry also makes, fills and takes apart its
-    /// handle each time).
+    /// Copies `entry` into the arena and appends it to the calling thread's
+    /// write lane, under that lane's lock, which other threads rarely touch.
+    /// A batch of entries goes through a [`writer`] (`VecMem::writer`)
+    /// instead; for a single entry this is the cheaper call (a writer per
+    /// entry also makes, fills and takes apart its handle each time).
     ///
     /// # Panics
     ///
@@ -313,8 +341,8 @@ impl<C: Comparator> VecMem<C> {
     }
 
     /// Appends an entry of `len` bytes that `fill` writes straight into the
-    /// arena (the bytes start zeroed), taking the shared lock for this one
-    /// entry: [`insert`](VecMem::insert) without the intermediate buffer,
+    /// arena (the bytes start zeroed), to the calling thread's write lane as
+    /// [`insert`](VecMem::insert) does, without the intermediate buffer,
     /// for callers that encode their entries. A batch goes through
     /// [`Writer::insert_with`] instead.
     ///
@@ -365,8 +393,9 @@ impl<C: Comparator> VecMem<C> {
         Writer::new(self)
     }
 
-    /// Entries published so far. Safe to call while writers run: it reads a
-    /// counter, never the vector.
+    /// Entries published so far. Safe to call while writers run: it adds up
+    /// counters (one per write lane, one for the large batches), never reads
+    /// a vector. Exact once the writers have returned.
     ///
     /// # Examples
     ///
@@ -378,11 +407,15 @@ impl<C: Comparator> VecMem<C> {
     /// ```
     #[inline]
     pub fn len(&self) -> usize {
-        // Acquire (both): pairs with the writers' release stores and
+        // Acquire (all): pairs with the writers' release stores and
         // increments, which follow the publication of what they count, so
         // that a cursor made after this call holds at least this many
-        // entries.
-        self.entry_count.load(Ordering::Acquire) + self.listed.entries.load(Ordering::Acquire)
+        // entries. Each counter only grows, so the sum never goes back.
+        self.lanes
+            .iter()
+            .map(|lane| lane.count.load(Ordering::Acquire))
+            .sum::<usize>()
+            + self.listed.entries.load(Ordering::Acquire)
     }
 
     /// Whether no entry is published yet.
@@ -404,9 +437,10 @@ impl<C: Comparator> VecMem<C> {
     }
 
     /// Bytes held: the arena (every entry copied so far, published or still
-    /// in a writer's buffer) plus the published pointers' vectors. Safe to call
-    /// while writers run. Writers' private buffers and readers' private
-    /// copies are not counted.
+    /// in a writer's buffer) plus the published pointers' vectors (the write
+    /// lanes', the large batches', the sorted one). Safe to call while
+    /// writers run. Writers' private buffers and readers' private copies are
+    /// not counted.
     ///
     /// # Examples
     ///
@@ -418,8 +452,14 @@ impl<C: Comparator> VecMem<C> {
     /// ```
     #[inline]
     pub fn memory_usage(&self) -> usize {
-        // Relaxed: a statistic, read without ordering against the vector.
+        // Relaxed (all): a statistic, read without ordering against the
+        // vectors.
         self.arena.approximate_memory_usage()
+            + self
+                .lanes
+                .iter()
+                .map(|lane| lane.bytes.load(Ordering::Relaxed))
+                .sum::<usize>()
             + self.vector_bytes.load(Ordering::Relaxed)
             + self.listed.bytes.load(Ordering::Relaxed)
     }
@@ -444,7 +484,9 @@ impl<C: Comparator> VecMem<C> {
     /// everything once for every reader. Idempotent.
     ///
     /// Call it after every [`Writer`] has finished; a writer that publishes
-    /// afterwards panics.
+    /// afterwards panics. When it returns, what the memtable holds is final:
+    /// every publish that did not panic has completed, and
+    /// [`len`](VecMem::len) no longer changes.
     ///
     /// # Examples
     ///
@@ -455,8 +497,18 @@ impl<C: Comparator> VecMem<C> {
     /// assert!(mem.is_read_only());
     /// ```
     pub fn mark_read_only(&self) {
-        let mut shared = self.write_shared();
-        shared.read_only = true;
+        let shared = self.write_shared();
+        // Relaxed: readers of the flag hold the lock taken here, or a lane
+        // lock that the pass below goes through after this store.
+        self.read_only.store(true, Ordering::Relaxed);
+        // Pass through every lane lock: an append that holds one now, having
+        // seen the flag unset, completes before this returns, and every later
+        // holder of that lock sees the flag (the lock orders the store
+        // before it) and panics. So nothing gets into a lane after the
+        // freeze. Under the write lock, so that no reader sorts before.
+        for lane in self.lanes.iter() {
+            drop(lane.entries.lock());
+        }
         // Tag the list under the lock too: a listed batch either got in
         // before this CAS, and is sorted with the rest, or sees the tag and
         // panics.
@@ -475,6 +527,7 @@ impl<C: Comparator> VecMem<C> {
                 Err(now) => head = now,
             }
         }
+        drop(shared);
     }
 
     /// Whether [`mark_read_only`](VecMem::mark_read_only) was called.
@@ -488,7 +541,9 @@ impl<C: Comparator> VecMem<C> {
     /// assert!(mem.is_read_only());
     /// ```
     pub fn is_read_only(&self) -> bool {
-        self.read_shared().read_only
+        // Relaxed: a flag, ordering nothing; readers and writers that need
+        // the freeze ordered get it from the locks it takes.
+        self.read_only.load(Ordering::Relaxed)
     }
 
     /// How many sorts cursors have run so far: one per cursor over a mutable
@@ -513,18 +568,20 @@ impl<C: Comparator> VecMem<C> {
         self.sorts.load(Ordering::Relaxed)
     }
 
-    /// Appends one entry and a batch under a single write lock. Always
-    /// inlined, so that `insert` and a writer's publish each get a copy
-    /// fitted to their batch (an out-of-line copy cost a batch of one
-    /// noticeably more per entry).
+    /// Appends one entry and a batch to the calling thread's write lane,
+    /// under one acquisition of the lane's lock. Always inlined, so that
+    /// `insert` and a writer's publish each get a copy fitted to their batch
+    /// (an out-of-line copy cost a batch of one noticeably more per entry).
     #[inline(always)]
     fn append(&self, first: Entry, rest: &[Entry]) {
-        let mut shared = self.write_shared();
-        if shared.read_only {
-            drop(shared);
+        let (lane, mut entries) = self.lock_lane();
+        // Relaxed: the lane lock orders the freeze's store before this load
+        // whenever the freeze's pass through this lock came first; see
+        // `mark_read_only`.
+        if self.read_only.load(Ordering::Relaxed) {
+            drop(entries);
             write_after_freeze();
         }
-        let entries = &mut shared.entries;
         if rest.is_empty() {
             // Tested first: extending from an empty slice still calls
             // `memcpy`, which a batch of one should not pay for.
@@ -534,12 +591,33 @@ impl<C: Comparator> VecMem<C> {
             entries.push(first);
             entries.extend_from_slice(rest);
         }
-        // Release: see `len`. Stored under the lock, so it never goes
+        // Release: see `len`. Stored under the lane's lock, so it never goes
         // backwards.
-        self.entry_count.store(entries.len(), Ordering::Release);
+        lane.count.store(entries.len(), Ordering::Release);
         // Relaxed: a statistic, ordered against nothing.
-        self.vector_bytes
+        lane.bytes
             .store(entries.capacity() * size_of::<Entry>(), Ordering::Relaxed);
+    }
+
+    /// Locks the calling thread's write lane. Inlined into `append`: one
+    /// thread-local read and one `try_lock` when nobody else holds the lane.
+    #[inline(always)]
+    fn lock_lane(&self) -> (&Lane, MutexGuard<'_, Vec<Entry>>) {
+        let lane = &self.lanes[lane::index() & self.lane_mask];
+        match lane.entries.try_lock() {
+            Some(entries) => (lane, entries),
+            None => self.lock_other_lane(),
+        }
+    }
+
+    /// The thread's lane is held by another thread (sharing it, or a reader
+    /// copying it): move to another lane for good, and wait for its lock.
+    #[cold]
+    #[inline(never)]
+    fn lock_other_lane(&self) -> (&Lane, MutexGuard<'_, Vec<Entry>>) {
+        let index = lane::repick(lane::index(), self.lane_mask);
+        let lane = &self.lanes[index & self.lane_mask];
+        (lane, lane.entries.lock())
     }
 
     /// Publishes a batch of at least [`MIN_LISTED_BATCH`] entries by pushing
@@ -702,11 +780,18 @@ impl<C: Comparator + Sync> VecMem<C> {
             if let Some(sorted) = &shared.sorted {
                 return Arc::clone(sorted);
             }
-            if !shared.read_only {
+            // Relaxed: stored under the write lock, which the read lock
+            // held here orders before or after this whole block.
+            if !self.read_only.load(Ordering::Relaxed) {
                 // Acquire: as in `len`, so the copy holds at least what was
                 // counted; later batches may slip in, whole.
                 let mut copy = Vec::with_capacity(self.len());
-                copy.extend_from_slice(&shared.entries);
+                // Each lane under its lock, briefly: a batch in a lane is
+                // there whole or not yet. (While mutable, `shared.entries`
+                // is empty.)
+                for lane in self.lanes.iter() {
+                    copy.extend_from_slice(&lane.entries.lock());
+                }
                 self.for_each_listed_batch(&shared, |batch| copy.extend_from_slice(batch));
                 drop(shared);
                 self.sort(&mut copy);
@@ -716,26 +801,35 @@ impl<C: Comparator + Sync> VecMem<C> {
         self.sort_shared_once()
     }
 
-    /// The first reader of a read-only memtable: sorts the shared vector in
-    /// place under the write lock, so concurrent first readers wait for that
-    /// one sort and then share it.
+    /// The first reader of a read-only memtable: gathers the lanes and the
+    /// listed batches into the shared vector and sorts it in place under the
+    /// write lock, so concurrent first readers wait for that one sort and
+    /// then share it.
     #[cold]
     fn sort_shared_once(&self) -> Arc<Vec<Entry>> {
         let mut shared = self.write_shared();
         if let Some(sorted) = &shared.sorted {
             return Arc::clone(sorted);
         }
-        // The listed batches join the shared vector first (the list is
-        // tagged: no batch gets in after), then the sort runs in place and
-        // the vector moves out after it: a panicking comparator leaves every
-        // entry in `shared.entries`.
+        // The lanes' entries and the listed batches join the shared vector
+        // first (the lanes and the list are closed: no batch gets in after
+        // `mark_read_only`), then the sort runs in place and the vector
+        // moves out after it: a panicking comparator leaves every entry in
+        // `shared.entries`.
         let entries = &mut shared.entries;
         entries.reserve_exact(self.len().saturating_sub(entries.len()));
+        for lane in self.lanes.iter() {
+            let mut lane_entries = lane.entries.lock();
+            entries.extend_from_slice(&lane_entries);
+            *lane_entries = Vec::new();
+            // Relaxed: a statistic; frozen, so no writer races it.
+            lane.bytes.store(0, Ordering::Relaxed);
+        }
         // SAFETY: this thread holds the write lock (`shared`).
         unsafe { self.take_listed_batches(|batch| entries.extend_from_slice(&batch)) };
-        // The entry counts stay as they are: `len` adds the two, and moving
-        // a count from one to the other could show a reader both. The
-        // bytes move (the list's buffers and nodes are freed): a reader may
+        // The entry counts stay as they are: `len` adds them up, and moving
+        // a count from one to another could show a reader both. The bytes
+        // move (the lanes' and the list's vectors are freed): a reader may
         // see the sum in passing, which an estimate allows.
         // Relaxed (both): statistics; frozen, so no writer races these.
         self.listed.bytes.store(0, Ordering::Relaxed);

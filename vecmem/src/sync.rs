@@ -1,9 +1,10 @@
 //! The synchronisation primitives `vecmem` uses: std's atomics and
-//! `parking_lot`'s `RwLock`, or loom's models of them under `--cfg loom`, so
-//! that `tests/loom.rs` explores the real code.
+//! `parking_lot`'s `RwLock` and `Mutex`, or loom's models of them under
+//! `--cfg loom`, so that `tests/loom.rs` explores the real code.
 //!
-//! The lock is `parking_lot`'s because it does not poison: a panic under it
-//! (a comparator panicking mid-sort) leaves the shared vector valid, so
+//! The locks are `parking_lot`'s because they do not poison: a panic under
+//! the `RwLock` (a comparator panicking mid-sort) leaves the shared vector
+//! valid, and nothing under a lane's `Mutex` can panic but an allocation, so
 //! std's poison flag would only be checked and ignored, twice per append.
 //!
 //! `Arc` is deliberately not here: the memtable's `Arc`s only keep memory
@@ -14,14 +15,39 @@
 //! read by whoever walks the list, so that loom checks those accesses too.
 
 #[cfg(not(loom))]
-pub(crate) use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+pub(crate) use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 #[cfg(loom)]
-pub(crate) use loom::sync::{RwLockReadGuard, RwLockWriteGuard};
+pub(crate) use loom::sync::{MutexGuard, RwLockReadGuard, RwLockWriteGuard};
+
+/// loom's `Mutex` with `parking_lot`'s signatures (no poisoning).
+#[cfg(loom)]
+pub(crate) struct Mutex<T>(loom::sync::Mutex<T>);
+
+#[cfg(loom)]
+impl<T> Mutex<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Self(loom::sync::Mutex::new(value))
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
+        match self.0.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+}
 
 /// loom's `RwLock` with `parking_lot`'s signatures (no poisoning).
 #[cfg(loom)]

@@ -439,7 +439,7 @@ fn insert_with_on_the_memtable_appends_one_entry() {
 #[test]
 fn finished_writers_leave_their_buffer_to_the_next_one() {
     let mem = VecMem::new(BytewiseComparator);
-    // A small batch is copied into the shared vector: its buffer (the
+    // A small batch is copied into the thread's lane: its buffer (the
     // entries after the first) stays with the thread, emptied.
     let small = MIN_LISTED_BATCH - 1;
     let mut writer = mem.writer();
@@ -527,4 +527,106 @@ fn a_listed_batch_after_freeze_panics_and_leaves_the_memtable_as_it_was() {
     assert!(caught.is_err());
     assert_eq!(mem.len(), 1);
     assert_eq!(scan(&mem), [b"before".to_vec()]);
+}
+
+#[test]
+fn lanes_are_a_power_of_two_and_at_least_eight() {
+    let mem = VecMem::new(BytewiseComparator);
+    assert!(mem.lanes.len().is_power_of_two());
+    assert!(mem.lanes.len() >= 8);
+    assert_eq!(mem.lane_mask, mem.lanes.len() - 1);
+}
+
+#[test]
+fn single_entries_go_to_the_threads_lane() {
+    let mem = VecMem::new(BytewiseComparator);
+    mem.insert(b"b");
+    let mut writer = mem.writer();
+    writer.insert(b"a");
+    writer.finish();
+    let mine = lane::index() & mem.lane_mask;
+    for (i, lane) in mem.lanes.iter().enumerate() {
+        let expected = if i == mine { 2 } else { 0 };
+        assert_eq!(lane.entries.lock().len(), expected, "lane {i}");
+        assert_eq!(lane.count.load(Ordering::Relaxed), expected, "lane {i}");
+    }
+    assert_eq!(scan(&mem), [b"a".to_vec(), b"b".to_vec()]);
+}
+
+#[test]
+fn a_thread_finding_its_lane_held_moves_to_another_for_good() {
+    let mem = VecMem::new(BytewiseComparator);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let before = lane::index();
+            // Held here, as another thread sharing the lane would hold it:
+            // the lock is not reentrant, so the insert's `try_lock` fails.
+            let held = mem.lanes[before & mem.lane_mask].entries.lock();
+            mem.insert(b"moved");
+            drop(held);
+            let after = lane::index();
+            assert_ne!(before & mem.lane_mask, after & mem.lane_mask);
+            mem.insert(b"stays");
+            assert_eq!(lane::index(), after, "the new lane is kept");
+            assert_eq!(mem.lanes[after & mem.lane_mask].entries.lock().len(), 2);
+            assert!(mem.lanes[before & mem.lane_mask].entries.lock().is_empty());
+        });
+    });
+    assert_eq!(mem.len(), 2);
+    assert_eq!(scan(&mem), [b"moved".to_vec(), b"stays".to_vec()]);
+}
+
+#[test]
+fn threads_on_lanes_with_concurrent_cursors_keep_every_entry_once() {
+    let (threads, per_thread) = if cfg!(miri) {
+        (3u32, 20u32)
+    } else {
+        (4, 2_000)
+    };
+    let mem = VecMem::new(BytewiseComparator).with_parallel_sort_threshold(usize::MAX);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let mem = &mem;
+            s.spawn(move || {
+                for i in 0..per_thread {
+                    let k = key(i * threads + t);
+                    if i % 2 == 0 {
+                        mem.insert(&k);
+                    } else {
+                        let mut writer = mem.writer();
+                        writer.insert(&k);
+                        writer.finish();
+                    }
+                }
+            });
+        }
+        s.spawn(|| {
+            for _ in 0..if cfg!(miri) { 2 } else { 20 } {
+                let len = mem.len();
+                let seen = scan(&mem);
+                assert!(seen.len() >= len, "cursor saw {} < len {len}", seen.len());
+                assert!(seen.windows(2).all(|w| w[0] < w[1]), "unsorted or twice");
+            }
+        });
+    });
+    let n = (threads * per_thread) as usize;
+    assert_eq!(mem.len(), n);
+    let bytes = mem.memory_usage();
+    mem.mark_read_only();
+    let expected: Vec<Vec<u8>> = (0..n as u32).map(|i| key(i).to_vec()).collect();
+    assert_eq!(scan(&mem), expected);
+    assert_eq!(mem.len(), n, "the counts stay with the lanes");
+    assert!(mem.lanes.iter().all(|lane| lane.entries.lock().is_empty()));
+    assert!(mem.memory_usage() <= bytes, "the lanes' vectors were freed");
+}
+
+#[test]
+#[should_panic(expected = "read-only")]
+fn a_batch_of_one_from_a_writer_after_freeze_panics() {
+    let mem = VecMem::new(BytewiseComparator);
+    mem.insert(b"before");
+    mem.mark_read_only();
+    let mut writer = mem.writer();
+    writer.insert(b"late");
+    writer.finish();
 }

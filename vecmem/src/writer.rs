@@ -8,7 +8,7 @@ use crate::entry::Entry;
 use crate::{Comparator, MIN_LISTED_BATCH, VecMem};
 
 /// A batch of entries for a [`VecMem`], published at once: with one CAS (16
-/// entries or more) or one lock acquisition.
+/// entries or more) or under one lock of the thread's write lane.
 ///
 /// [`insert`](Writer::insert) copies the entry into the memtable's arena and
 /// keeps a pointer in this writer's own buffer; no lock is taken. The batch
@@ -132,7 +132,8 @@ impl<'a, C: Comparator> Writer<'a, C> {
 
     /// Publishes the batch and updates [`VecMem::len`]: a batch of 16 entries
     /// or more gives its buffer to the memtable with one CAS, a smaller one
-    /// is appended under one write-lock acquisition. Dropping the writer
+    /// is appended to the thread's write lane under one acquisition of that
+    /// lane's lock. Dropping the writer
     /// does the same; `finish` makes the point of publication explicit.
     ///
     /// # Panics

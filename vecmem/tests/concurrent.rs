@@ -260,3 +260,67 @@ fn a_freeze_racing_with_writers_keeps_exactly_the_batches_that_got_in() {
         assert_eq!(mem.len(), keys.len());
     }
 }
+
+/// Four threads write single entries (through `insert`, `insert_with` and
+/// batches of one), each on its write lane, while two readers take cursors
+/// and `len`; then the memtable is frozen. Every entry is there exactly
+/// once, sorted, and `len` is exact.
+#[test]
+fn single_entry_writers_on_lanes_with_concurrent_cursors_then_freeze() {
+    const THREADS: u32 = 4;
+    const PER_THREAD: u32 = 50_000;
+    let mem = VecMem::new(BytewiseComparator);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let writers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let mem = &mem;
+                s.spawn(move || {
+                    for i in 0..PER_THREAD {
+                        let e = entry(i * THREADS + t);
+                        match i % 3 {
+                            0 => mem.insert(&e),
+                            1 => mem.insert_with(e.len(), |buf| buf.copy_from_slice(&e)),
+                            _ => {
+                                let mut writer = mem.writer();
+                                writer.insert(&e);
+                                writer.finish();
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        for _ in 0..2 {
+            s.spawn(|| {
+                let mut last_len = 0;
+                let mut rounds = 0;
+                // Acquire: pairs with the Release below; only ends the loop.
+                while !done.load(std::sync::atomic::Ordering::Acquire) || rounds < 2 {
+                    rounds += 1;
+                    let len = mem.len();
+                    assert!(len >= last_len, "len went back: {last_len} -> {len}");
+                    last_len = len;
+                    let snapshot = scan(&mem);
+                    assert!(snapshot.len() >= len, "cursor saw fewer than len");
+                    assert!(
+                        snapshot.windows(2).all(|w| w[0] < w[1]),
+                        "unsorted, or an entry twice"
+                    );
+                }
+            });
+        }
+        for w in writers {
+            w.join().unwrap();
+        }
+        // Release: pairs with the readers' Acquire; the writers are joined.
+        done.store(true, std::sync::atomic::Ordering::Release);
+    });
+    let n = (THREADS * PER_THREAD) as usize;
+    assert_eq!(mem.len(), n);
+    mem.mark_read_only();
+    assert_eq!(mem.len(), n);
+    let keys: Vec<u32> = scan(&mem).iter().map(|e| key_of(e)).collect();
+    assert_eq!(keys, (0..n as u32).collect::<Vec<_>>());
+    assert_eq!(mem.len(), n);
+}

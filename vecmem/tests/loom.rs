@@ -1,5 +1,6 @@
-//! Loom models of the publication protocol: writers hand their buffers to the
-//! shared vector under the lock while readers take the length and cursors.
+//! Loom models of the publication protocol: writers hand their batches to
+//! their write lanes (small ones) or to the lock-free list (large ones) while
+//! readers take the length and cursors, and the freeze closes both.
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release -p vecmem --test loom`
 #![cfg(loom)]
@@ -134,5 +135,91 @@ fn a_batch_racing_the_freeze_is_in_whole_or_its_publish_panics() {
         } else {
             assert!(seen.is_empty(), "a failed publish left {seen:?}");
         }
+    });
+}
+
+fn spawn_single(mem: &Arc<VecMem>, lane: usize, key: &'static [u8]) -> thread::JoinHandle<()> {
+    let mem = Arc::clone(mem);
+    thread::spawn(move || {
+        vecmem::mock_lane(lane);
+        mem.insert(key);
+    })
+}
+
+/// Two writers publish single entries through their lanes (`lanes` picks
+/// each writer's lane) while a reader takes the length and a cursor; then
+/// the memtable is frozen and read. The cursor holds at least what `len`
+/// counted, no entry twice; at the end every entry is there once, `len` is
+/// exact, and a write after the freeze panics.
+fn single_entry_writers_and_a_reader(lanes: [usize; 2]) {
+    loom::model(move || {
+        let mem = Arc::new(VecMem::new(BytewiseComparator));
+        let a = spawn_single(&mem, lanes[0], b"a");
+        let b = spawn_single(&mem, lanes[1], b"b");
+
+        let len = mem.len();
+        let snapshot = scan(&mem);
+        assert!(
+            snapshot.len() >= len,
+            "cursor saw {} < len {len}",
+            snapshot.len()
+        );
+        assert!(
+            snapshot.windows(2).all(|w| w[0] < w[1]),
+            "an entry twice: {snapshot:?}"
+        );
+        assert!(mem.len() >= len, "len went back");
+
+        a.join().unwrap();
+        b.join().unwrap();
+        assert_eq!(mem.len(), 2);
+        mem.mark_read_only();
+        assert_eq!(scan(&mem), [b"a", b"b"]);
+        assert_eq!(mem.len(), 2);
+        let late = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| mem.insert(b"c")));
+        assert!(late.is_err(), "a write after the freeze went in");
+        assert_eq!(scan(&mem), [b"a", b"b"]);
+    });
+}
+
+#[test]
+fn single_entry_writers_on_two_lanes_while_a_reader_reads() {
+    single_entry_writers_and_a_reader([0, 1]);
+}
+
+/// Both writers start on one lane: the one whose `try_lock` fails moves.
+#[test]
+fn single_entry_writers_sharing_a_lane_while_a_reader_reads() {
+    single_entry_writers_and_a_reader([0, 0]);
+}
+
+/// A single entry is written while another thread freezes the memtable,
+/// against the engine's rule: either the insert panicked and the entry is
+/// nowhere, or it returned, and then it was complete when the freeze
+/// returned: counted by the `len` taken right after, and in the sorted
+/// vector.
+#[test]
+fn a_single_entry_racing_the_freeze_is_in_when_the_freeze_returns_or_panics() {
+    loom::model(|| {
+        let mem = Arc::new(VecMem::new(BytewiseComparator));
+        let writer = {
+            let mem = Arc::clone(&mem);
+            thread::spawn(move || {
+                vecmem::mock_lane(1);
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| mem.insert(b"x"))).is_ok()
+            })
+        };
+        mem.mark_read_only();
+        let len = mem.len();
+        let seen = scan(&mem);
+        let published = writer.join().unwrap();
+        if published {
+            assert_eq!(len, 1, "a write completed after the freeze returned");
+            assert_eq!(seen, [b"x"]);
+        } else {
+            assert_eq!(len, 0);
+            assert!(seen.is_empty(), "a failed insert left {seen:?}");
+        }
+        assert_eq!(mem.len(), len);
     });
 }
