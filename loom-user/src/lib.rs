@@ -52,7 +52,7 @@
 //! | `arena` | atomics (the shard spin locks included) and spins are loom's; the CPU number is a per-thread mock, 0 unless `arena::mock_current_cpu` (loom only) sets it |
 //! | `write-group` | the writer protocol is loom's; futex waits become park/unpark, and there is no yield phase and no clock in gather windows |
 //! | `inline-skiplist` | links, heights and the length are loom's; node heights follow a fixed 2, 1, 2, ... pattern per thread, so that runs replay |
-//! | `vecmem` | the lock, the batch list and the cells are loom's; a `Writer` batch of 2 entries (16 in normal builds) already takes the lock-free list; the per-thread spare buffer is off |
+//! | `vecmem` | the locks (the shared vector's and the write lanes'), the batch list and the cells are loom's; there are 2 lanes, every thread starts on lane 0 unless `vecmem::mock_lane` (loom only) moves it; a `Writer` batch of 2 entries (16 in normal builds) already takes the lock-free list; the per-thread spare buffer is off |
 //! | `ordered-publish` | atomics, the mutex and the condition variable are loom's |
 //! | `key-comparator` | nothing to model (no shared state) |
 //! | `lsm-demo` | not supported: it uses std threads, locks and files directly |

@@ -38,7 +38,7 @@
 //! |---|---|---|---|
 //! | room in the memtable | `state` mutex (lock, unlock) and the arena's size counters read | a load of the memtable-full flag, set now and then by a writer | the same |
 //! | the memtable | `state` mutex (lock, unlock), `Arc<Version>` clone and drop, an `Arc<Memtable>` per member | none: a pointer, replaced only while the sequencer is closed | the same |
-//! | sequence numbers | a counter in the log state, under its mutex | the sequencer's compare-and-swap | the same |
+//! | sequence numbers | a counter in the log state, under its mutex | the sequencer's compare-and-swap; the room in its ring checked against a limit on the same line (until 2026-12-05 a load of the published position, a line every finish writes) | the same |
 //! | the log record | the leader frames and appends one record for the group, under the `log` mutex | framed by the writer itself; posted with a compare-and-swap on a queue slot and a store to the posted position (or a ring slot), a fence; appended by whoever drains, one `log` mutex lock and one append per pass, then the written position moves (a store, a fence) | none: the queue counts the range skipped once it is finished (until 2026-12-05 a skip was posted and drained: a slot, the posted position, the drain lock) |
 //! | the write group | joining and leaving its queue, the publish turn | none | none |
 //! | the memtable insert | the skiplist's links, the arena shard's bump | the same | the same |
