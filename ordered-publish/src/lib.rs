@@ -13,7 +13,8 @@
 //! worked on, so a reader that stops at it never sees half of anybody's
 //! work, and everything before it is complete. A writer that must see its
 //! own work published (read-your-writes) [waits](Sequencer::wait_published)
-//! for the position, spinning, then yielding, then asleep.
+//! for the position, spinning, then yielding (for up to 100 us, less once
+//! its yields turn slow: other threads want the cores), then asleep.
 //!
 //! Finishing stores the range's end in a ring slot named after its start;
 //! whoever finishes the range at the published position moves the position

@@ -5,6 +5,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
@@ -14,8 +15,16 @@ use crate::sync::{
 
 /// Checks of a waited-for condition spent spinning before yielding.
 const SPINS: u32 = if cfg!(loom) { 1 } else { 64 };
-/// Yields before sleeping.
-const YIELDS: u32 = if cfg!(loom) { 1 } else { 16 };
+/// The longest a waiter yields before it sleeps (RocksDB's
+/// `write_thread_max_yield_usec`), unless its yields turn slow first.
+const MAX_YIELDING: Duration = Duration::from_micros(100);
+/// A yield that takes this long gave the core to another thread (RocksDB's
+/// `write_thread_slow_yield_usec`): the cores are oversubscribed.
+const SLOW_YIELD: Duration = Duration::from_micros(3);
+/// Slow yields after which a waiter sleeps: with more runnable threads than
+/// cores, a yielding waiter notices the change only when its turn comes
+/// round, and takes turns from the threads it waits for.
+const SLOW_YIELDS: u32 = 3;
 
 /// The publishing half of a [`Sequencer`](crate::Sequencer), for ranges
 /// numbered elsewhere: ranges are finished in any order, and the published
@@ -277,10 +286,30 @@ impl Tracker {
             }
             spin_loop();
         }
-        for _ in 0..YIELDS {
-            if done() {
-                return;
+        if !cfg!(loom) {
+            // Yielding while the yields are fast (the cores have room: a
+            // sleep would only add a wake-up, a syscall for whoever rings),
+            // for a while.
+            let started = Instant::now();
+            let mut slow = 0;
+            loop {
+                if done() {
+                    return;
+                }
+                let before = Instant::now();
+                yield_now();
+                let now = Instant::now();
+                if now - before >= SLOW_YIELD {
+                    slow += 1;
+                }
+                if slow >= SLOW_YIELDS || now - started >= MAX_YIELDING {
+                    break;
+                }
             }
+        } else if done() {
+            return;
+        } else {
+            // Under loom: one yield, no clock.
             yield_now();
         }
         let mut guard: MutexGuard<'_, ()> =
