@@ -53,6 +53,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
+use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -121,15 +122,18 @@ pub struct Shared {
     /// Moved by passes with records; a pass of skips alone leaves it to
     /// the next.
     written: Tracker,
-    /// Where `written` ends: touched only by drainers, one at a time.
-    written_to: AtomicU64,
+    /// Where `written` ends: touched only by drainers, one at a time. On a
+    /// line of its own, as `log` and `durable`: each is written by every
+    /// pass or sync, and the fields every write reads (the options, the
+    /// memtable pointer, the flags) must not share their lines.
+    written_to: CachePadded<AtomicU64>,
     /// Every record below it is durable (synced).
-    durable: AtomicU64,
+    durable: CachePadded<AtomicU64>,
     /// The first sequence whose record failed to reach the log (`u64::MAX`
     /// while the log is healthy); set back by `install_new_log`.
     log_failed_from: AtomicU64,
     /// The log file, its sync handle, the drain buffer.
-    log: Mutex<LogFile>,
+    log: CachePadded<Mutex<LogFile>>,
     /// The mutable memtable: points into the `Arc` of `State::version.mem`,
     /// and is only replaced while `seq` is closed.
     current_mem: AtomicPtr<Memtable>,

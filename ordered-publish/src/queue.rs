@@ -7,6 +7,8 @@ use std::ptr;
 use std::sync::TryLockError;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
+use crossbeam_utils::CachePadded;
+
 use crate::sync::{AtomicPtr, AtomicU64, Mutex, fence};
 use crate::tracker::Tracker;
 
@@ -74,12 +76,17 @@ pub struct OrderedQueue<T> {
     /// `slots[start % capacity]`: the item posted under the range starting
     /// at `start` and not yet taken, or null.
     slots: Box<[AtomicPtr<Posted<T>>]>,
+    /// What every pass writes, on lines of its own: posters read `slots`
+    /// on every post, and would miss it after every pass if they shared.
+    drainer: CachePadded<Drainer<T>>,
+}
+
+/// The drain role and what waiters read of it.
+struct Drainer<T> {
     /// The drain role.
     drain: Mutex<DrainState<T>>,
-    /// How many times a drainer let go, for [`drain_until`]'s waiters (a
+    /// How many times a drainer let go, for `drain_until`'s waiters (a
     /// mutex cannot be looked at without taking it).
-    ///
-    /// [`drain_until`]: Self::drain_until
     releases: AtomicU64,
     /// Where the next pass starts (`DrainState::taken`), for waiters.
     taken: AtomicU64,
@@ -118,12 +125,14 @@ impl<T> OrderedQueue<T> {
         OrderedQueue {
             posted,
             slots,
-            drain: Mutex::new(DrainState {
-                taken: first,
-                pass: Vec::new(),
+            drainer: CachePadded::new(Drainer {
+                drain: Mutex::new(DrainState {
+                    taken: first,
+                    pass: Vec::new(),
+                }),
+                releases: AtomicU64::new(0),
+                taken: AtomicU64::new(first),
             }),
-            releases: AtomicU64::new(0),
-            taken: AtomicU64::new(first),
         }
     }
 
@@ -283,11 +292,11 @@ impl<T> OrderedQueue<T> {
             {
                 // As in `pass`: the count moves once the drain is free.
                 let _released: Released<'_>;
-                let mut state = match self.drain.lock() {
+                let mut state = match self.drainer.drain.lock() {
                     Ok(state) => state,
                     Err(p) => p.into_inner(),
                 };
-                _released = Released(&self.releases);
+                _released = Released(&self.drainer.releases);
                 self.skip_finished(&mut state, finished);
             }
             // Waiters that found the drain busy sleep on `finished`'s bell.
@@ -333,7 +342,7 @@ impl<T> OrderedQueue<T> {
         self.posted.finish(from..to);
         state.taken = to;
         // Release: as a pass's end (`PassDone`).
-        self.taken.store(to, Release);
+        self.drainer.taken.store(to, Release);
     }
 
     /// Drains, if no other thread is draining: takes every posted item in
@@ -484,13 +493,13 @@ impl<T> OrderedQueue<T> {
         loop {
             // Acquire: the drainer's pass (what its handler did) happens
             // before our return.
-            let taken = self.taken.load(Acquire);
+            let taken = self.drainer.taken.load(Acquire);
             if taken >= end {
                 return;
             }
             // Acquire, with the Release increment: a drainer's pass
             // happens before we see it let go.
-            let released = self.releases.load(Acquire);
+            let released = self.drainer.releases.load(Acquire);
             if movable(taken) {
                 if self.pass(&mut handle, finished).is_some() {
                     // Wake the threads that waited for the drain to be free.
@@ -500,7 +509,8 @@ impl<T> OrderedQueue<T> {
                 // Busy: wait until the drainer took ours or let go. It
                 // rings the bell after letting go.
                 bell.wait_until(|| {
-                    self.taken.load(Acquire) >= end || self.releases.load(Acquire) != released
+                    self.drainer.taken.load(Acquire) >= end
+                        || self.drainer.releases.load(Acquire) != released
                 });
             } else {
                 // An earlier range is not posted yet (skipping: nor
@@ -508,7 +518,7 @@ impl<T> OrderedQueue<T> {
                 // leave the drain to us. Posting rings the queue's bell;
                 // skipping, the poster's pass rings `finished`'s, and so
                 // does finishing.
-                bell.wait_until(|| self.taken.load(Acquire) >= end || movable(taken));
+                bell.wait_until(|| self.drainer.taken.load(Acquire) >= end || movable(taken));
             }
         }
     }
@@ -527,7 +537,7 @@ impl<T> OrderedQueue<T> {
     /// ```
     pub fn taken(&self) -> u64 {
         // Acquire: see `drain_until`.
-        self.taken.load(Acquire)
+        self.drainer.taken.load(Acquire)
     }
 
     /// One pass, if no other thread holds the drain: takes every item
@@ -543,13 +553,13 @@ impl<T> OrderedQueue<T> {
         // Declared before the lock's guard, so dropped after it: the count
         // moves only once the drain is free, however the handler ends.
         let _released: Released<'_>;
-        let mut state = match self.drain.try_lock() {
+        let mut state = match self.drainer.drain.try_lock() {
             Ok(state) => state,
             // A handler panicked mid-pass: the positions are still right.
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
             Err(TryLockError::WouldBlock) => return None,
         };
-        _released = Released(&self.releases);
+        _released = Released(&self.drainer.releases);
         // Items a panicking handler left behind were taken already.
         state.pass.clear();
         if let Some(finished) = finished {
@@ -582,7 +592,7 @@ impl<T> OrderedQueue<T> {
             // However the handler ends (it may panic), the items count as
             // taken.
             let _done = PassDone {
-                taken: &self.taken,
+                taken: &self.drainer.taken,
                 at,
             };
             handle(start..at, pass);

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64};
 
+use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
 
 use super::background::Background;
@@ -145,10 +146,10 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             seq: Sequencer::new(next_sequence, SEQUENCER_WINDOW),
             log_queue: OrderedQueue::new(next_sequence, SEQUENCER_WINDOW),
             written: Tracker::new(next_sequence, SEQUENCER_WINDOW),
-            written_to: AtomicU64::new(next_sequence),
-            durable: AtomicU64::new(next_sequence),
+            written_to: CachePadded::new(AtomicU64::new(next_sequence)),
+            durable: CachePadded::new(AtomicU64::new(next_sequence)),
             log_failed_from: AtomicU64::new(u64::MAX),
-            log: Mutex::new(log),
+            log: CachePadded::new(Mutex::new(log)),
             current_mem: AtomicPtr::new(Arc::as_ptr(&version.mem).cast_mut()),
             memtable_full: AtomicBool::new(false),
             insert_lock: Mutex::new(()),
