@@ -4,8 +4,8 @@
 use std::fmt;
 use std::ops::Range;
 use std::ptr;
-use std::sync::TryLockError;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use std::sync::{PoisonError, TryLockError};
 
 use crossbeam_utils::CachePadded;
 
@@ -31,8 +31,10 @@ struct DrainState<T> {
 /// the drain free writes every record posted so far, in order, with one
 /// call).
 ///
-/// Every range of the numbering must be posted once ([`post_skip`](Self::post_skip) where
-/// there is nothing to take), or draining stops before it; a range may start at most `capacity` numbers past the drained
+/// Every range of the numbering must be posted once
+/// ([`post_skip`](Self::post_skip) where there is nothing to take), or
+/// draining stops before it (unless the queue skips finished ranges, see
+/// below); a range may start at most `capacity` numbers past the drained
 /// position (ranges reserved from a [`Sequencer`](crate::Sequencer) of the
 /// same capacity, each finished only after it was drained, keep to that).
 ///
@@ -292,10 +294,11 @@ impl<T> OrderedQueue<T> {
             {
                 // As in `pass`: the count moves once the drain is free.
                 let _released: Released<'_>;
-                let mut state = match self.drainer.drain.lock() {
-                    Ok(state) => state,
-                    Err(p) => p.into_inner(),
-                };
+                let mut state = self
+                    .drainer
+                    .drain
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
                 _released = Released(&self.drainer.releases);
                 self.skip_finished(&mut state, finished);
             }

@@ -286,7 +286,13 @@ impl Tracker {
             }
             spin_loop();
         }
-        if !cfg!(loom) {
+        if cfg!(loom) {
+            // Under loom: one yield, no clock.
+            if done() {
+                return;
+            }
+            yield_now();
+        } else {
             // Yielding while the yields are fast (the cores have room: a
             // sleep would only add a wake-up, a syscall for whoever rings),
             // for a while.
@@ -306,11 +312,6 @@ impl Tracker {
                     break;
                 }
             }
-        } else if done() {
-            return;
-        } else {
-            // Under loom: one yield, no clock.
-            yield_now();
         }
         let mut guard: MutexGuard<'_, ()> =
             self.sleep.lock().unwrap_or_else(PoisonError::into_inner);

@@ -30,7 +30,8 @@
 //! a slow yield (another thread ran) counts against the credit: with more
 //! runnable threads than cores, a waiter that yields gets its role only
 //! when its turn among them comes, while a sleeper is woken by it. Waits
-//! for a parallel group to complete keep RocksDB's rule (see `YieldCredit`). A writer with a gather window
+//! for a parallel group to complete keep RocksDB's rule (see
+//! `YieldCredit`). A writer with a gather window
 //! ([`Commit::gather_window`](crate::Commit::gather_window)) expects the
 //! group ahead of it to sync, and waits for its role asleep from the start.
 //! Under loom the spin yields to the model and the yield phase is compiled
