@@ -50,6 +50,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 mod fault;
+#[cfg(target_os = "linux")]
+mod mapped;
 mod posix;
 pub use fault::{FaultInjectionFs, FaultOp, InjectedFault};
 pub use posix::PosixFs;
@@ -386,6 +388,29 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     /// assert!(fs.create(Path::new("no/such/dir/f")).is_err());
     /// ```
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+    /// Creates (or truncates) a file as [`create`](Self::create) does, for
+    /// appends that a file system may make through a memory map instead of
+    /// a `write` each: the log's, under
+    /// [`Options::set_allow_mmap_writes`](crate::Options::set_allow_mmap_writes).
+    /// The [durability contract](self#durability-contract) is the same;
+    /// the file may hold zeros past its appended bytes until it is dropped
+    /// (and after a crash). By default, the file of `create`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let path = dir.path().join("000007.log");
+    /// let mut log = PosixFs.create_mapped(&path).unwrap();
+    /// log.append(b"record").unwrap();
+    /// log.sync().unwrap();
+    /// drop(log); // cuts the file back to what was appended
+    /// assert_eq!(PosixFs.read_file(&path).unwrap(), b"record");
+    /// ```
+    fn create_mapped(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.create(path)
+    }
     /// Opens a file for appending, creating it if it does not exist.
     ///
     /// # Examples

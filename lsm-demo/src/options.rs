@@ -89,6 +89,7 @@ pub struct Options {
     /// `None`: the write buffer size.
     pub(crate) target_file_size: Option<u64>,
     pub(crate) wal_recovery_mode: DBRecoveryMode,
+    pub(crate) allow_mmap_writes: bool,
     pub(crate) write_group: write_group::Options,
     pub(crate) max_bgerror_resume_count: u32,
     pub(crate) bgerror_resume_retry_interval: std::time::Duration,
@@ -124,6 +125,7 @@ impl Default for Options {
             bloom_bits_per_key: 10,
             target_file_size: None,
             wal_recovery_mode: DBRecoveryMode::PointInTime,
+            allow_mmap_writes: false,
             write_group: write_group::Options::default(),
             max_bgerror_resume_count: i32::MAX as u32,
             bgerror_resume_retry_interval: std::time::Duration::from_secs(1),
@@ -511,6 +513,43 @@ impl Options {
         self.wal_recovery_mode = mode;
         self
     }
+    /// RocksDB's `allow_mmap_writes`, for the log: records are copied into
+    /// a shared memory map of the log file instead of written with a
+    /// `pwrite` each (see [`FileSystem::create_mapped`]; on a file system
+    /// that cannot map, or off Linux, the log is written as before). The
+    /// guarantees stay: a record is in the operating system before its
+    /// write returns (it survives a crash of the process), and a `sync`
+    /// write returns once `fdatasync` made it durable. Tables are written
+    /// as before. Default: off, as in RocksDB.
+    ///
+    /// After a crash the log ends in zeros (the rest of its last mapped
+    /// window), a torn tail to recovery: so this needs a recovery mode
+    /// other than [`DBRecoveryMode::AbsoluteConsistency`].
+    ///
+    /// [`FileSystem::create_mapped`]: crate::env::FileSystem::create_mapped
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::wal::DBRecoveryMode;
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_allow_mmap_writes(true);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// drop(db);
+    /// let db = DB::open(&opts, dir.path()).unwrap(); // replays the log
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    ///
+    /// opts.set_wal_recovery_mode(DBRecoveryMode::AbsoluteConsistency);
+    /// assert!(opts.validate().is_err());
+    /// ```
+    pub fn set_allow_mmap_writes(&mut self, v: bool) -> &mut Self {
+        self.allow_mmap_writes = v;
+        self
+    }
     /// The tuning of the write group in which `sync` writers gather: its
     /// leader syncs the log once for all of them.
     ///
@@ -632,6 +671,13 @@ impl Options {
         }
         if self.unordered_write && !self.allow_concurrent_memtable_write {
             return bad("unordered_write needs allow_concurrent_memtable_write".into());
+        }
+        if self.allow_mmap_writes && self.wal_recovery_mode == DBRecoveryMode::AbsoluteConsistency {
+            return bad(
+                "allow_mmap_writes leaves zeros after the log's last record when the process dies, \
+                 which the AbsoluteConsistency recovery mode refuses"
+                    .into(),
+            );
         }
         // A group is one log record: its bytes and header must fit one.
         let group_limit = crate::wal::MAX_RECORD_LEN - crate::batch::GROUP_HEADER_LEN;

@@ -56,7 +56,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::env::{FileLock, FileSystem};
+use crate::env::{FileLock, FileSystem, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename::{
     FileKind, LOCK_FILE, LOST_DIR, log_path, looks_like_database_file, parse_file_name, table_path,
@@ -279,6 +279,20 @@ pub(crate) fn destroy(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Creates a log file: through a memory map under `allow_mmap_writes`.
+pub(crate) fn create_log(
+    fs: &dyn FileSystem,
+    path: &Path,
+    opts: &Options,
+) -> Result<Box<dyn WritableFile>> {
+    let file = if opts.allow_mmap_writes {
+        fs.create_mapped(path)
+    } else {
+        fs.create(path)
+    };
+    file.map_err(|e| Error::io(format!("creating {}", path.display()), e))
+}
+
 /// Writes the manifest of a new, empty database in `dir`.
 pub(crate) fn create_database(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<Manifest> {
     let manifest = Manifest {
@@ -387,9 +401,7 @@ pub(crate) fn recover(
     let log_number = manifest.next_file_number;
     manifest.next_file_number += 1;
     let path = log_path(dir, log_number);
-    let file = fs
-        .create(&path)
-        .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+    let file = create_log(fs, &path, opts)?;
     fs.sync_dir(dir)
         .map_err(|e| Error::io(format!("syncing {}", dir.display()), e))?;
     let previous = logs.last().copied().unwrap_or(0);

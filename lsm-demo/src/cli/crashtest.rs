@@ -48,6 +48,9 @@ pub struct CrashArgs {
     /// Memtable representation.
     #[arg(long, value_enum, default_value_t = MemtableRep::SkipList)]
     pub memtablerep: MemtableRep,
+    /// Copy log records into a memory map of the log (db_bench's name).
+    #[arg(long, default_value = "0", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub mmap_write: bool,
     /// Random seed (0: from the clock).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -75,14 +78,19 @@ pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
             a.max_run_ms
         )));
     }
-    let opts = options(a.memtablerep, 256 << 10);
+    let opts = options(a.memtablerep, 256 << 10, a.mmap_write);
     if a.power_loss {
         return super::power_loss::run(&a, &opts);
     }
     let seed = if a.seed == 0 { clock_seed() } else { a.seed };
     println!(
-        "crashtest: seed {seed} (replay with --seed={seed}), {} kills, sync={}, {} threads, {} keys, memtable {}",
-        a.kills, a.sync as u8, a.threads, a.keys, a.memtablerep
+        "crashtest: seed {seed} (replay with --seed={seed}), {} kills, sync={}, {} threads, {} keys, memtable {}{}",
+        a.kills,
+        a.sync as u8,
+        a.threads,
+        a.keys,
+        a.memtablerep,
+        if a.mmap_write { ", mmap writes" } else { "" }
     );
     let tmp;
     let dir = match &a.db {
@@ -112,6 +120,7 @@ pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
             .arg(format!("--seed={}", seed.wrapping_add(round as u64 + 1)))
             .arg(format!("--sync={}", a.sync as u8))
             .arg(format!("--memtablerep={}", a.memtablerep))
+            .arg(format!("--mmap_write={}", a.mmap_write as u8))
             .arg("--report_every_ms=20")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())

@@ -47,6 +47,9 @@ pub struct StressArgs {
     /// Small memtables, so flushes and compactions run often.
     #[arg(long, default_value_t = 256 << 10)]
     pub write_buffer_size: usize,
+    /// Copy log records into a memory map of the log (db_bench's name).
+    #[arg(long, default_value = "0", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub mmap_write: bool,
     /// Print a `progress:` line (acknowledged writes, operations) every
     /// this many milliseconds (0: never). `crashtest` reads it.
     #[arg(long, default_value_t = 0)]
@@ -80,9 +83,13 @@ pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
-pub(crate) fn options(memtablerep: MemtableRep, write_buffer_size: usize) -> Options {
+pub(crate) fn options(
+    memtablerep: MemtableRep,
+    write_buffer_size: usize,
+    mmap_write: bool,
+) -> Options {
     let mut o = Options::default();
-    o.create_if_missing(true);
+    o.create_if_missing(true).set_allow_mmap_writes(mmap_write);
     o.set_write_buffer_size(write_buffer_size);
     // Up to three frozen memtables: flushes can fall behind, so recovery
     // meets several logs that are still needed.
@@ -110,7 +117,7 @@ pub(crate) fn expected_path(db: &Path, explicit: &Option<PathBuf>) -> PathBuf {
 /// `lsm-demo stress`: verifies what the last run left, then runs the workload.
 pub fn stress(a: StressArgs) -> Result<(), Error> {
     check_workload(a.threads, a.keys)?;
-    let opts = options(a.memtablerep, a.write_buffer_size);
+    let opts = options(a.memtablerep, a.write_buffer_size, a.mmap_write);
     opts.validate().map_err(|e| Error::usage(e.to_string()))?;
     let db = DB::open(&opts, &a.db)
         .map_err(|e| Error::engine(format!("opening {}", a.db.display()), e))?;

@@ -548,10 +548,7 @@ impl Shared {
         let number = st.manifest.next_file_number;
         st.manifest.next_file_number += 1;
         let path = log_path(&self.dir, number);
-        let file = self
-            .fs
-            .create(&path)
-            .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+        let file = crate::recovery::create_log(&*self.fs, &path, &self.opts)?;
         let old_number = log.number;
         // The new log's name must survive power loss before any synced
         // write lands in it.

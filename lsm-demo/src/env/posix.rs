@@ -80,18 +80,21 @@ impl WritableFile for PosixWritableFile {
             .file
             .try_clone()
             .map_err(|e| annotate(e, "duplicate", &self.path))?;
-        Ok(Arc::new(PosixFileSync {
-            file,
-            path: self.path.clone(),
-        }))
+        Ok(Arc::new(PosixFileSync::new(file, self.path.clone())))
     }
 }
 
 /// A second descriptor of a file, for `fdatasync` from another thread.
 #[derive(Debug)]
-struct PosixFileSync {
+pub(super) struct PosixFileSync {
     file: File,
     path: PathBuf,
+}
+
+impl PosixFileSync {
+    pub(super) fn new(file: File, path: PathBuf) -> PosixFileSync {
+        PosixFileSync { file, path }
+    }
 }
 
 impl FileSync for PosixFileSync {
@@ -157,6 +160,30 @@ impl FileSystem for PosixFs {
             path: path.to_path_buf(),
             size: 0,
         }))
+    }
+
+    /// On Linux, appends through a shared memory map of the file, a
+    /// window at a time (see [`FileSystem::create_mapped`]); where
+    /// `fallocate` cannot reserve the first window's blocks (a file system
+    /// without it), or elsewhere, the file is written as by
+    /// [`create`](FileSystem::create).
+    fn create_mapped(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        #[cfg(target_os = "linux")]
+        {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(path)
+                .map_err(|e| annotate(e, "create", path))?;
+            match super::mapped::MappedWritableFile::new(file, path.to_path_buf()) {
+                Ok(mapped) => return Ok(Box::new(mapped)),
+                Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {}
+                Err(e) => return Err(annotate(e, "map", path)),
+            }
+        }
+        self.create(path)
     }
 
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {

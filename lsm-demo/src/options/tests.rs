@@ -81,6 +81,13 @@ fn out_of_range_options_are_named() {
         }),
         "unordered_write",
     );
+    named(
+        error_of(|o| {
+            o.set_allow_mmap_writes(true)
+                .set_wal_recovery_mode(crate::wal::DBRecoveryMode::AbsoluteConsistency);
+        }),
+        "allow_mmap_writes",
+    );
 
     let mut o = Options::default();
     o.set_write_buffer_size(64 << 10)

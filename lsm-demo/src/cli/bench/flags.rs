@@ -72,6 +72,10 @@ pub struct BenchArgs {
     /// Skip the write-ahead log.
     #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub disable_wal: bool,
+    /// Copy log records into a memory map of the log (RocksDB's
+    /// allow_mmap_writes) instead of writing each.
+    #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub mmap_write: bool,
     /// fdatasync the log on every write.
     #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub sync: bool,
@@ -149,7 +153,6 @@ pub const ROCKSDB_ONLY_FLAGS: &[&str] = &[
     "use_direct_reads",
     "use_direct_io_for_flush_and_compaction",
     "mmap_read",
-    "mmap_write",
     "open_files",
     "bytes_per_sync",
     "wal_bytes_per_sync",
@@ -252,6 +255,7 @@ pub(super) fn db_options(args: &BenchArgs, rep: MemtableRep) -> Options {
     o.set_memtable_kind(rep.kind());
     o.set_allow_concurrent_memtable_write(args.allow_concurrent_memtable_write);
     o.set_unordered_write(args.unordered_write);
+    o.set_allow_mmap_writes(args.mmap_write);
     o.set_group_commit_wait(args.group_commit_wait);
     args.compaction.apply(&mut o);
     o.set_write_group_options(

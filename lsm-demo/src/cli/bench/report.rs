@@ -179,9 +179,14 @@ pub(super) fn print_header(cfg: &Config, out: Text) {
     out.line(format_args!("Entries:    {}", a.num));
     out.line(format_args!("Memtablerep: {}", a.memtablerep));
     out.line(format_args!(
-        "WAL:        {}{}",
+        "WAL:        {}{}{}",
         if a.disable_wal { "disabled" } else { "enabled" },
-        if a.sync { ", sync" } else { "" }
+        if a.sync { ", sync" } else { "" },
+        if a.mmap_write && !a.disable_wal {
+            ", mmap writes"
+        } else {
+            ""
+        }
     ));
     out.line("------------------------------------------------");
 }

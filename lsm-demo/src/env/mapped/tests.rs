@@ -1,0 +1,125 @@
+use std::path::Path;
+
+use crate::env::{FileSystem, PosixFs};
+use crate::wal::{DBRecoveryMode, LogWriter, read_all};
+
+/// `len` bytes that differ from one offset to the next.
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+        .collect()
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).unwrap().len()
+}
+
+#[test]
+fn appends_across_windows_read_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.log");
+    let mut f = PosixFs.create_mapped(&path).unwrap();
+    let mut expected = Vec::new();
+    // Odd sizes, one larger than a whole window: appends straddle every
+    // window boundary up to the largest windows.
+    for (i, len) in [1, 4095, 70_000, 3 << 20, 17, 1 << 20, 333]
+        .into_iter()
+        .enumerate()
+    {
+        let data = pattern(len, i as u8);
+        f.append(&data).unwrap();
+        expected.extend_from_slice(&data);
+        assert_eq!(f.size(), expected.len() as u64);
+    }
+    // While open, the file holds the appended bytes, then zeros up to the
+    // end of the mapped window.
+    let open = std::fs::read(&path).unwrap();
+    assert!(open.len() >= expected.len());
+    assert_eq!(&open[..expected.len()], &expected[..]);
+    assert!(open[expected.len()..].iter().all(|&b| b == 0));
+    f.sync().unwrap();
+    drop(f);
+    assert_eq!(std::fs::read(&path).unwrap(), expected);
+}
+
+#[test]
+fn the_sync_handle_syncs_while_appends_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.log");
+    let mut f = PosixFs.create_mapped(&path).unwrap();
+    let syncer = f.sync_handle().unwrap();
+    let expected: Vec<u8> = (0..200u32).flat_map(|i| pattern(1000, i as u8)).collect();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for _ in 0..20 {
+                syncer.sync().unwrap();
+            }
+        });
+        for chunk in expected.chunks(1000) {
+            f.append(chunk).unwrap();
+        }
+    });
+    syncer.sync().unwrap();
+    drop(f);
+    assert_eq!(std::fs::read(&path).unwrap(), expected);
+}
+
+#[test]
+fn a_dead_process_leaves_a_zero_tail_that_recovery_drops() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.log");
+    let mut log = LogWriter::new(PosixFs.create_mapped(&path).unwrap()).unwrap();
+    let records: Vec<Vec<u8>> = (0..100).map(|i| pattern(100 + i, i as u8)).collect();
+    for r in &records {
+        log.add_record(r).unwrap();
+    }
+    let appended = log.size();
+    // A process that dies unmaps without cutting the file back: the
+    // mapping's pages stay in the page cache, the window's rest is zeros.
+    std::mem::forget(log);
+    assert!(file_len(&path) > appended);
+    let data = std::fs::read(&path).unwrap();
+    for mode in [
+        DBRecoveryMode::PointInTime,
+        DBRecoveryMode::TolerateCorruptedTailRecords,
+    ] {
+        let read = read_all(data.clone(), mode).unwrap();
+        assert_eq!(read.records, records);
+        let tail = read.tail.unwrap();
+        assert!(tail.zeroed && tail.is_torn_tail(), "{tail:?}");
+    }
+    assert!(read_all(data, DBRecoveryMode::AbsoluteConsistency).is_err());
+}
+
+#[test]
+fn a_sync_cuts_the_file_back_and_appends_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.log");
+    let mut f = PosixFs.create_mapped(&path).unwrap();
+    let first = pattern(5000, 1);
+    f.append(&first).unwrap();
+    assert!(
+        file_len(&path) > 5000,
+        "a window is reserved past the bytes"
+    );
+    f.sync().unwrap();
+    // What a log that is moved on from, or closed, leaves durable: its
+    // records and nothing after them.
+    assert_eq!(file_len(&path), 5000);
+    let second = pattern(200_000, 2);
+    f.append(&second).unwrap();
+    f.sync().unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), [first, second].concat());
+}
+
+#[test]
+fn create_mapped_truncates_an_existing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.log");
+    std::fs::write(&path, pattern(200_000, 9)).unwrap();
+    let mut f = PosixFs.create_mapped(&path).unwrap();
+    assert_eq!(f.size(), 0);
+    f.append(b"new").unwrap();
+    drop(f);
+    assert_eq!(std::fs::read(&path).unwrap(), b"new");
+}
