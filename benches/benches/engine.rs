@@ -8,6 +8,8 @@
 //!   log on and unsynced (each engine's default put: the record reaches the
 //!   operating system before the put returns). Each sample opens its own
 //!   database in a temporary directory; opening and closing are not timed.
+//!   `lsm-demo-mmap` is `lsm-demo` with its log written through a memory
+//!   map (`allow_mmap_writes`, off by default), which keeps that guarantee.
 //! - `read/<engine>`: one thread gets random keys of 100 000 put before
 //!   (all present, most still in the memtable, as right after a fill).
 //! - `fill_sync/<engine>/<T>`: T threads (8 by default) put with each write
@@ -43,13 +45,17 @@ trait Engine: Sync + Sized {
     fn get(&self, key: &[u8]) -> Option<Vec<u8>>;
 }
 
-struct LsmDemo(lsm_demo::DB);
+/// `MMAP`: the log written through a memory map
+/// (`Options::set_allow_mmap_writes`), the same durability.
+struct LsmDemo<const MMAP: bool = false>(lsm_demo::DB);
 
-impl Engine for LsmDemo {
-    const NAME: &'static str = "lsm-demo";
+impl<const MMAP: bool> Engine for LsmDemo<MMAP> {
+    const NAME: &'static str = if MMAP { "lsm-demo-mmap" } else { "lsm-demo" };
 
     fn open(dir: &Path) -> Self {
-        LsmDemo(lsm_demo::DB::open_default(dir).unwrap())
+        let mut opts = lsm_demo::Options::default();
+        opts.create_if_missing(true).set_allow_mmap_writes(MMAP);
+        LsmDemo(lsm_demo::DB::open(&opts, dir).unwrap())
     }
 
     fn put(&self, key: &[u8], value: &[u8]) {
@@ -174,6 +180,7 @@ fn engines(c: &mut Criterion) {
     let fill_threads = benches::thread_counts(&[1, 2, 4]);
     let sync_threads = benches::thread_counts(&[8]);
     bench_fill::<LsmDemo>(c, "fill", &fill_threads, false);
+    bench_fill::<LsmDemo<true>>(c, "fill", &fill_threads, false);
     bench_fill::<Fjall>(c, "fill", &fill_threads, false);
     bench_read::<LsmDemo>(c);
     bench_read::<Fjall>(c);

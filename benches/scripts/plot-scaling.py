@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from svgchart import line_chart
 
-COLOURS = {"lsm-demo": "#1f77b4", "rocksdb": "#d62728"}
+COLOURS = {"lsm-demo": "#1f77b4", "lsm-demo-mmap": "#2ca02c", "rocksdb": "#d62728"}
 
 
 def medians(path):

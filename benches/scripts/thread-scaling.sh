@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The engine's write rate against threads, beside RocksDB's db_bench on the
 # same flags: fillrandom with the log (unsynced) and without it, each
-# engine run alternately, every thread count writing the same total.
+# engine run alternately, every thread count writing the same total; ours
+# also with the log written through a memory map (lsm-demo-mmap).
 #
 #   bash benches/scripts/thread-scaling.sh [OUT_DIR]
 #
@@ -43,6 +44,10 @@ for r in $(seq 1 "$rounds"); do
     for wal in 1 0; do
       common="--benchmarks=fillrandom --num=$num --threads=$t --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=$((1 - wal)) --sync=0"
       echo "$r,lsm-demo,$wal,$t,$(ops "$ours" bench $common)" >>"$csv"
+      if [ "$wal" = 1 ]; then
+        # The log through a memory map (allow_mmap_writes, off by default).
+        echo "$r,lsm-demo-mmap,$wal,$t,$(ops "$ours" bench $common --mmap_write=1)" >>"$csv"
+      fi
       if [ -n "$rocks" ]; then
         dir=$(mktemp -d)
         # shellcheck disable=SC2086

@@ -524,7 +524,9 @@ impl Options {
     ///
     /// After a crash the log ends in zeros (the rest of its last mapped
     /// window), a torn tail to recovery: so this needs a recovery mode
-    /// other than [`DBRecoveryMode::AbsoluteConsistency`].
+    /// other than [`DBRecoveryMode::AbsoluteConsistency`]. A disk error
+    /// met through the map (reading back the log's last page) kills the
+    /// process with `SIGBUS`, where a `pwrite` would return an error.
     ///
     /// [`FileSystem::create_mapped`]: crate::env::FileSystem::create_mapped
     ///
