@@ -13,7 +13,9 @@
 //!   microsecond of hashing, standing in for a memtable insert). The mutexes
 //!   apply inside the lock (a per-write lock keeps writes ordered that way),
 //!   the naive group commit's leader applies the whole batch, and `ours`
-//!   lets each member apply its own item in parallel.
+//!   lets each member apply its own item in parallel, overlapping the next
+//!   groups (`Lead::pipelined`: a writer alone in its group hands the lead
+//!   on before it applies).
 //! - `fsync_parallel`: both, as in an engine's synced writes: the append is
 //!   synced once per critical section, then each write is applied (in
 //!   parallel by `ours`' members, after the group's sync).
@@ -323,8 +325,11 @@ impl Commit<Record> for OursCommit {
             };
             self.lead_nanos.store(average, Relaxed);
         }
+        // Pipelined: members apply their own items, and a lone writer hands
+        // the lead on before it applies, so two lone writers apply at once
+        // (`Lead::parallel` would have them take turns, as the mutexes do).
         Ok(if self.variant.applies() {
-            Lead::parallel(())
+            Lead::pipelined(())
         } else {
             Lead::serial(())
         })
