@@ -63,6 +63,8 @@ seed=1722808058
 # Fields: name | benchmarks | flags for both | db_bench only | lsm-demo only.
 # readwhilewriting runs --threads readers and one writer more; its ops/sec
 # counts the readers' reads only, as db_bench's.
+# --mmap_write=1: both write through memory maps (RocksDB its log and its
+# tables, lsm-demo its log only).
 # In fillrandom-vector-t2-cc lsm-demo inserts into the vector memtable from
 # both threads at once; RocksDB 7.8 cannot, so it keeps serial inserts.
 scenarios='
@@ -74,6 +76,7 @@ fillrandom-vector-t1|fillrandom|--threads=1 --num=1000000 --memtablerep=vector -
 fillrandom-vector-t2|fillrandom|--threads=2 --num=500000 --memtablerep=vector --allow_concurrent_memtable_write=0 --disable_wal=1||
 fillrandom-vector-t2-cc|fillrandom|--threads=2 --num=500000 --memtablerep=vector --disable_wal=1|--allow_concurrent_memtable_write=0|--allow_concurrent_memtable_write=1 --unordered_write=1
 fillrandom-wal-t2|fillrandom|--threads=2 --num=500000 --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=0 --sync=0||
+fillrandom-wal-t2-mmap|fillrandom|--threads=2 --num=500000 --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=0 --sync=0 --mmap_write=1||
 fillsync-wal-t8|fillrandom|--threads=8 --num=1000 --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=0 --sync=1||
 readrandom-t1|fillrandom,readrandom|--threads=1 --num=300000 --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=1||
 readwhilewriting-t1|fillrandom,readwhilewriting|--threads=1 --num=300000 --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=1||
