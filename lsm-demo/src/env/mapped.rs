@@ -3,16 +3,18 @@
 //!
 //! A `write` per append costs a system call and, when the appends come from
 //! threads on different cores in turn, the kernel's per-file state moving
-//! between those cores with them: on the 2-core development VM a 140-byte
-//! `pwrite` took about 1,100 cycles from one thread and 2,200 from two
-//! taking turns. A copy into a mapped window of the file takes a few
-//! hundred, and the bytes are in the page cache as soon as it ends, as
-//! after a `write`: they survive a crash of the process.
+//! between those cores with them. A copy into a mapped window of the file
+//! costs neither, and the bytes are in the page cache as soon as it ends,
+//! as after a `write`: they survive a crash of the process. (Figures:
+//! `benches/results/2026-12-05-engine-write-path.md`, Session 17.)
 //!
 //! The file grows a window at a time: `fallocate` extends it and reserves
 //! the window's blocks first (so a full disk fails that call, never a later
 //! page fault), then the window is mapped `MAP_SHARED`. Windows start at
-//! 64 KiB and double up to 1 MiB. `fdatasync` writes back the pages dirtied
+//! 64 KiB and double up to 1 MiB; their pages are faulted in 64 KiB at a
+//! time ahead of the appends (`MADV_POPULATE_WRITE`), rather than one fault
+//! per page in the middle of a copy (the engine's drainer copies while
+//! every writer behind it waits). `fdatasync` writes back the pages dirtied
 //! through the map as it does written ones (on Linux `msync(MS_SYNC)` is the
 //! same call on a range), so sync handles are the plain file's. A sync
 //! through the file itself, and dropping it, cut it back to the bytes
@@ -32,6 +34,10 @@ use super::{FileSync, WritableFile, annotate};
 /// The first window's size; each later one doubles it, up to `MAX_WINDOW`.
 const FIRST_WINDOW: usize = 64 << 10;
 const MAX_WINDOW: usize = 1 << 20;
+/// Pages are faulted in writable this many bytes at a time, ahead of the
+/// appends: one `madvise` instead of a fault per page, and never inside a
+/// copy (a drainer that faults holds every writer behind it).
+const PREFAULT: usize = 64 << 10;
 
 /// A file appended through mapped windows (see the module docs).
 #[derive(Debug)]
@@ -52,6 +58,34 @@ struct Window {
     base: NonNull<u8>,
     offset: u64,
     len: usize,
+    /// Bytes from `base` already faulted in writable (or tried).
+    prefaulted: usize,
+}
+
+impl Window {
+    /// Faults in, writable, the pages from where the last call stopped to
+    /// at least `PREFAULT` bytes past `to`, if `to` passed it. Only a
+    /// hint: where the kernel lacks `MADV_POPULATE_WRITE` (before Linux
+    /// 5.14) the copies fault instead.
+    fn prefault(&mut self, to: usize) {
+        if to < self.prefaulted {
+            return;
+        }
+        // A multiple of `PREFAULT` (so of the page size), or the window's
+        // end: where the next call starts must be page-aligned.
+        let end = ((to / PREFAULT + 2) * PREFAULT).min(self.len);
+        // SAFETY: `prefaulted..end` lies inside the live mapping (a page
+        // multiple from its page-aligned base, or its end); populating it
+        // writes nothing the file does not already hold.
+        unsafe {
+            libc::madvise(
+                self.base.as_ptr().add(self.prefaulted).cast(),
+                end - self.prefaulted,
+                libc::MADV_POPULATE_WRITE,
+            )
+        };
+        self.prefaulted = end;
+    }
 }
 
 // SAFETY: the mapping belongs to this file alone (nothing else has its
@@ -106,7 +140,12 @@ impl MappedWritableFile {
             return Err(io::Error::last_os_error());
         }
         let base = NonNull::new(base.cast()).expect("mmap returned a null address");
-        self.window = Some(Window { base, offset, len });
+        self.window = Some(Window {
+            base,
+            offset,
+            len,
+            prefaulted: 0,
+        });
         self.next_window = (len * 2).min(MAX_WINDOW);
         Ok(())
     }
@@ -140,16 +179,14 @@ fn file_range(offset: u64, len: usize) -> io::Result<(libc::off_t, libc::off_t)>
 impl WritableFile for MappedWritableFile {
     fn append(&mut self, mut data: &[u8]) -> io::Result<()> {
         while !data.is_empty() {
-            let window = match &self.window {
-                Some(w) if self.size < w.offset + w.len as u64 => w,
-                _ => {
-                    self.map_next_window()
-                        .map_err(|e| annotate(e, "map a window of", &self.path))?;
-                    self.window.as_ref().expect("a window was just mapped")
-                }
-            };
+            if !matches!(&self.window, Some(w) if self.size < w.offset + w.len as u64) {
+                self.map_next_window()
+                    .map_err(|e| annotate(e, "map a window of", &self.path))?;
+            }
+            let window = self.window.as_mut().expect("a window is mapped");
             let at = (self.size - window.offset) as usize;
             let n = data.len().min(window.len - at);
+            window.prefault(at + n);
             // SAFETY: `at + n <= window.len`, so the destination lies in the
             // live mapping, which is ours alone (`&mut self`); `data` is a
             // separate allocation of ours, so the two cannot overlap.
