@@ -95,8 +95,8 @@ unsafe impl Send for MappedWritableFile {}
 
 impl MappedWritableFile {
     /// Maps the first window of `file` (created empty), or returns the
-    /// `fallocate` error of a file system that cannot reserve blocks (the
-    /// caller then writes the file normally).
+    /// error of a file system that cannot reserve blocks or map its files
+    /// (`EOPNOTSUPP`, `ENODEV`: the caller then writes the file normally).
     pub(super) fn new(file: File, path: PathBuf) -> io::Result<MappedWritableFile> {
         let mut mapped = MappedWritableFile {
             file,

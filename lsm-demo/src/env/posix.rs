@@ -163,10 +163,9 @@ impl FileSystem for PosixFs {
     }
 
     /// On Linux, appends through a shared memory map of the file, a
-    /// window at a time (see [`FileSystem::create_mapped`]); where
-    /// `fallocate` cannot reserve the first window's blocks (a file system
-    /// without it), or elsewhere, the file is written as by
-    /// [`create`](FileSystem::create).
+    /// window at a time (see [`FileSystem::create_mapped`]); on a file
+    /// system without `fallocate` or shared mappings, or off Linux, the
+    /// file is written as by [`create`](FileSystem::create).
     fn create_mapped(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         #[cfg(target_os = "linux")]
         {
@@ -179,7 +178,9 @@ impl FileSystem for PosixFs {
                 .map_err(|e| annotate(e, "create", path))?;
             match super::mapped::MappedWritableFile::new(file, path.to_path_buf()) {
                 Ok(mapped) => return Ok(Box::new(mapped)),
-                Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {}
+                // No `fallocate` (EOPNOTSUPP), or no shared mappings of
+                // its files (ENODEV): this file system writes.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::ENODEV)) => {}
                 Err(e) => return Err(annotate(e, "map", path)),
             }
         }
