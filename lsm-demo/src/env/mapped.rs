@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use super::posix::PosixFileSync;
+use super::posix::{PosixFileSync, sync_data};
 use super::{FileSync, WritableFile, annotate};
 
 /// The first window's size; each later one doubles it, up to `MAX_WINDOW`.
@@ -215,9 +215,7 @@ impl WritableFile for MappedWritableFile {
             .set_len(self.size)
             .map_err(|e| annotate(e, "truncate", &self.path))?;
         // fdatasync writes back the pages dirtied through the map too.
-        self.file
-            .sync_data()
-            .map_err(|e| annotate(e, "sync", &self.path))
+        sync_data(&self.file, &self.path)
     }
 
     fn size(&self) -> u64 {
@@ -225,11 +223,7 @@ impl WritableFile for MappedWritableFile {
     }
 
     fn sync_handle(&self) -> io::Result<Arc<dyn FileSync>> {
-        let file = self
-            .file
-            .try_clone()
-            .map_err(|e| annotate(e, "duplicate", &self.path))?;
-        Ok(Arc::new(PosixFileSync::new(file, self.path.clone())))
+        PosixFileSync::of(&self.file, &self.path)
     }
 }
 

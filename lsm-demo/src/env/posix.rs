@@ -66,9 +66,7 @@ impl WritableFile for PosixWritableFile {
     }
 
     fn sync(&mut self) -> io::Result<()> {
-        self.file
-            .sync_data()
-            .map_err(|e| annotate(e, "sync", &self.path))
+        sync_data(&self.file, &self.path)
     }
 
     fn size(&self) -> u64 {
@@ -76,12 +74,13 @@ impl WritableFile for PosixWritableFile {
     }
 
     fn sync_handle(&self) -> io::Result<Arc<dyn FileSync>> {
-        let file = self
-            .file
-            .try_clone()
-            .map_err(|e| annotate(e, "duplicate", &self.path))?;
-        Ok(Arc::new(PosixFileSync::new(file, self.path.clone())))
+        PosixFileSync::of(&self.file, &self.path)
     }
+}
+
+/// `fdatasync(2)`, its error naming the file.
+pub(super) fn sync_data(file: &File, path: &Path) -> io::Result<()> {
+    file.sync_data().map_err(|e| annotate(e, "sync", path))
 }
 
 /// A second descriptor of a file, for `fdatasync` from another thread.
@@ -92,16 +91,21 @@ pub(super) struct PosixFileSync {
 }
 
 impl PosixFileSync {
-    pub(super) fn new(file: File, path: PathBuf) -> PosixFileSync {
-        PosixFileSync { file, path }
+    /// A sync handle of `file`, through a duplicate of its descriptor.
+    pub(super) fn of(file: &File, path: &Path) -> io::Result<Arc<dyn FileSync>> {
+        let file = file
+            .try_clone()
+            .map_err(|e| annotate(e, "duplicate", path))?;
+        Ok(Arc::new(PosixFileSync {
+            file,
+            path: path.to_path_buf(),
+        }))
     }
 }
 
 impl FileSync for PosixFileSync {
     fn sync(&self) -> io::Result<()> {
-        self.file
-            .sync_data()
-            .map_err(|e| annotate(e, "sync", &self.path))
+        sync_data(&self.file, &self.path)
     }
 }
 
