@@ -100,9 +100,11 @@
 //! same internal key twice (keys carry a unique sequence number), so it never
 //! sees this.
 
+mod batches;
 mod cursor;
 mod entry;
 mod lane;
+mod sorted;
 mod sync;
 mod writer;
 
@@ -110,7 +112,6 @@ use std::fmt;
 use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
-use rayon::slice::ParallelSliceMut;
 
 pub use arena::ConcurrentArena;
 pub use cursor::{ArcCursor, Cursor};
@@ -121,52 +122,17 @@ pub use writer::Writer;
 #[doc(hidden)]
 pub use lane::mock_lane;
 
+use batches::{FROZEN, ListedBatches};
 use entry::Entry;
 use lane::Lane;
 use sync::{
     AtomicBool, AtomicPtr, AtomicUsize, MutexGuard, Ordering, RwLock, RwLockReadGuard,
-    RwLockWriteGuard, UnsafeCell,
+    RwLockWriteGuard,
 };
 
 /// Vectors at least this long are sorted with rayon; shorter ones on the
 /// calling thread. See [`VecMem::with_parallel_sort_threshold`].
 pub const DEFAULT_PARALLEL_SORT_THRESHOLD: usize = 1 << 14;
-
-/// Batches of at least this many entries are published without a lock:
-/// the writer's buffer becomes a node of a lock-free list with one CAS.
-/// Under the one shared lock small batches once took, waiters that fell
-/// asleep had to be woken one hand-off at a time, and batches of 100
-/// stopped scaling with more threads (measurements in
-/// `benches/results/vecmem/2026-12-04.md`). Smaller batches and single
-/// entries go to the thread's write lane: a node apiece would cost them
-/// more than it saves. (2 under loom, so that its models, with their
-/// two-entry batches, take the list.)
-const MIN_LISTED_BATCH: usize = if cfg!(loom) { 2 } else { 16 };
-
-/// The low bit of the listed batches' head: the memtable is read-only and
-/// the list takes no more batches. Nodes are at least 8-aligned.
-const FROZEN: usize = 1;
-
-/// Large batches, newest first; see [`MIN_LISTED_BATCH`].
-struct ListedBatches {
-    /// The newest node, with [`FROZEN`] as a tag. A node is freed only under
-    /// the write lock (when a read-only memtable is sorted) or on drop, so
-    /// readers that hold the read lock can walk the list.
-    head: AtomicPtr<BatchNode>,
-    /// Entries in the listed batches.
-    entries: AtomicUsize,
-    /// Bytes their buffers and nodes reserve.
-    bytes: AtomicUsize,
-}
-
-/// A published batch: its writer's buffer, moved in whole. Immutable from
-/// its publication until the memtable is sorted or dropped.
-struct BatchNode {
-    entries: UnsafeCell<Vec<Entry>>,
-    /// The batch published before this one (null for the first); written
-    /// once, before the node is published.
-    older: UnsafeCell<*mut BatchNode>,
-}
 
 /// A vector memtable: append concurrently, sort once, read in order.
 ///
@@ -620,101 +586,6 @@ impl<C: Comparator> VecMem<C> {
         (lane, lane.entries.lock())
     }
 
-    /// Publishes a batch of at least [`MIN_LISTED_BATCH`] entries by pushing
-    /// its buffer onto the lock-free list: one CAS, no waiting.
-    #[inline(never)]
-    fn push_batch(&self, entries: Vec<Entry>) {
-        let (count, bytes) = (
-            entries.len(),
-            entries.capacity() * size_of::<Entry>() + size_of::<BatchNode>(),
-        );
-        let node = Box::into_raw(Box::new(BatchNode {
-            entries: UnsafeCell::new(entries),
-            older: UnsafeCell::new(std::ptr::null_mut()),
-        }));
-        // Relaxed: the value only becomes the node's link, published by the
-        // CAS below.
-        let mut head = self.listed.head.load(Ordering::Relaxed);
-        loop {
-            if head.addr() & FROZEN != 0 {
-                // SAFETY: `node` came from `Box::into_raw` above and was
-                // never published.
-                drop(unsafe { Box::from_raw(node) });
-                write_after_freeze();
-            }
-            // SAFETY: `node` is this thread's alone until the CAS succeeds.
-            unsafe { (*node).older.with_mut(|older| *older = head) };
-            // Release (success): publishes the node (its entries and link)
-            // to readers that acquire the head; every successful CAS on the
-            // head also continues the release sequences of the older pushes,
-            // so those readers see the whole list. Relaxed (failure): the
-            // value is only the next attempt's link.
-            match self.listed.head.compare_exchange_weak(
-                head,
-                node,
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(now) => head = now,
-            }
-        }
-        // Release: see `len`; the increment follows the push.
-        self.listed.entries.fetch_add(count, Ordering::Release);
-        // Relaxed: a statistic, ordered against nothing.
-        self.listed.bytes.fetch_add(bytes, Ordering::Relaxed);
-    }
-
-    /// Calls `each` on every listed batch, newest first. The caller holds
-    /// the read or the write lock, so no node is freed meanwhile.
-    fn for_each_listed_batch(&self, _locked: &Shared, mut each: impl FnMut(&[Entry])) {
-        // Acquire: pairs with the pushes' release CAS; see `push_batch`.
-        let mut node = self
-            .listed
-            .head
-            .load(Ordering::Acquire)
-            .map_addr(|addr| addr & !FROZEN);
-        while !node.is_null() {
-            // SAFETY: a listed node stays allocated and unchanged until it
-            // is freed under the write lock or on drop, and the caller holds
-            // the lock (`_locked` is borrowed from its guard).
-            let batch = unsafe { &*node };
-            batch.entries.with(|entries| {
-                // SAFETY: a published node's fields are never written again,
-                // and the node is not freed while the caller holds the lock.
-                each(unsafe { &*entries });
-            });
-            // SAFETY: as above.
-            node = batch.older.with(|older| unsafe { *older });
-        }
-    }
-
-    /// Unlinks the whole list (leaving only the tag) and hands each node's
-    /// entries to `each`, freeing the nodes.
-    ///
-    /// # Safety
-    ///
-    /// The caller holds the write lock or `&mut self`: no reader walks the
-    /// list meanwhile (readers hold the read lock).
-    unsafe fn take_listed_batches(&self, mut each: impl FnMut(Vec<Entry>)) {
-        // Acquire: as in `for_each_listed_batch`, and the nodes are freed
-        // here. The tag stays, so no push gets in after.
-        let mut node = self
-            .listed
-            .head
-            .swap(std::ptr::without_provenance_mut(FROZEN), Ordering::Acquire)
-            .map_addr(|addr| addr & !FROZEN);
-        while !node.is_null() {
-            // SAFETY: the node was pushed through `Box::into_raw`; the list
-            // is unlinked above, and no reader walks it (the caller's
-            // contract), so nothing else can reach the node.
-            let batch = unsafe { Box::from_raw(node) };
-            // SAFETY: the node is this thread's alone now (above).
-            node = batch.older.with(|older| unsafe { *older });
-            each(batch.entries.into_inner());
-        }
-    }
-
     #[inline]
     fn read_shared(&self) -> RwLockReadGuard<'_, Shared> {
         // The lock does not poison: a panic under it (a comparator
@@ -726,135 +597,6 @@ impl<C: Comparator> VecMem<C> {
     #[inline]
     fn write_shared(&self) -> RwLockWriteGuard<'_, Shared> {
         self.shared.write()
-    }
-}
-
-impl<C: Comparator + Sync> VecMem<C> {
-    /// A cursor over the entries published so far, sorted; it starts invalid
-    /// (call a `seek*` first). On a mutable memtable it is a private snapshot:
-    /// later inserts do not show up in it.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use vecmem::{BytewiseComparator, VecMem};
-    /// let mem = VecMem::new(BytewiseComparator);
-    /// for key in [b"c", b"a", b"b"] {
-    ///     mem.insert(key);
-    /// }
-    /// let mut cursor = mem.cursor();
-    /// cursor.seek_to_last();
-    /// assert_eq!(cursor.key(), b"c");
-    /// cursor.prev();
-    /// assert_eq!(cursor.key(), b"b");
-    /// ```
-    pub fn cursor(&self) -> Cursor<&Self> {
-        Cursor::new(self, self.sorted_entries())
-    }
-
-    /// Like [`cursor`](VecMem::cursor), but owning a share of the memtable,
-    /// so that the cursor can outlive the borrow it was made from.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use vecmem::{BytewiseComparator, VecMem};
-    ///
-    /// let mem = Arc::new(VecMem::new(BytewiseComparator));
-    /// mem.insert(b"k");
-    /// let mut cursor = mem.cursor_arc();
-    /// drop(mem);
-    /// cursor.seek_to_first();
-    /// assert_eq!(cursor.key(), b"k");
-    /// ```
-    pub fn cursor_arc(self: &Arc<Self>) -> ArcCursor<C> {
-        Cursor::new(Arc::clone(self), self.sorted_entries())
-    }
-
-    /// The published entries, sorted: shared if read-only, else a copy.
-    #[inline]
-    fn sorted_entries(&self) -> Arc<Vec<Entry>> {
-        {
-            let shared = self.read_shared();
-            if let Some(sorted) = &shared.sorted {
-                return Arc::clone(sorted);
-            }
-            // Relaxed: stored under the write lock, which the read lock
-            // held here orders before or after this whole block.
-            if !self.read_only.load(Ordering::Relaxed) {
-                // Acquire: as in `len`, so the copy holds at least what was
-                // counted; later batches may slip in, whole.
-                let mut copy = Vec::with_capacity(self.len());
-                // Each lane under its lock, briefly: a batch in a lane is
-                // there whole or not yet. (While mutable, `shared.entries`
-                // is empty.)
-                for lane in self.lanes.iter() {
-                    copy.extend_from_slice(&lane.entries.lock());
-                }
-                self.for_each_listed_batch(&shared, |batch| copy.extend_from_slice(batch));
-                drop(shared);
-                self.sort(&mut copy);
-                return Arc::new(copy);
-            }
-        }
-        self.sort_shared_once()
-    }
-
-    /// The first reader of a read-only memtable: gathers the lanes and the
-    /// listed batches into the shared vector and sorts it in place under the
-    /// write lock, so concurrent first readers wait for that one sort and
-    /// then share it.
-    #[cold]
-    fn sort_shared_once(&self) -> Arc<Vec<Entry>> {
-        let mut shared = self.write_shared();
-        if let Some(sorted) = &shared.sorted {
-            return Arc::clone(sorted);
-        }
-        // The lanes' entries and the listed batches join the shared vector
-        // first (the lanes and the list are closed: no batch gets in after
-        // `mark_read_only`), then the sort runs in place and the vector
-        // moves out after it: a panicking comparator leaves every entry in
-        // `shared.entries`.
-        let entries = &mut shared.entries;
-        entries.reserve_exact(self.len().saturating_sub(entries.len()));
-        for lane in self.lanes.iter() {
-            let mut lane_entries = lane.entries.lock();
-            entries.extend_from_slice(&lane_entries);
-            *lane_entries = Vec::new();
-            // Relaxed: a statistic; frozen, so no writer races it.
-            lane.bytes.store(0, Ordering::Relaxed);
-        }
-        // SAFETY: this thread holds the write lock (`shared`).
-        unsafe { self.take_listed_batches(|batch| entries.extend_from_slice(&batch)) };
-        // The entry counts stay as they are: `len` adds them up, and moving
-        // a count from one to another could show a reader both. The bytes
-        // move (the lanes' and the list's vectors are freed): a reader may
-        // see the sum in passing, which an estimate allows.
-        // Relaxed (both): statistics; frozen, so no writer races these.
-        self.listed.bytes.store(0, Ordering::Relaxed);
-        self.vector_bytes
-            .store(entries.capacity() * size_of::<Entry>(), Ordering::Relaxed);
-        self.sort(&mut shared.entries);
-        let sorted = Arc::new(std::mem::take(&mut shared.entries));
-        shared.sorted = Some(Arc::clone(&sorted));
-        sorted
-    }
-
-    fn sort(&self, entries: &mut [Entry]) {
-        // Relaxed: a statistic for tests and reports.
-        self.sorts.fetch_add(1, Ordering::Relaxed);
-        let by_key = |a: &Entry, b: &Entry| {
-            // SAFETY: every entry in this memtable's vectors was copied into
-            // `self.arena`, which lives as long as `self`, borrowed here.
-            let (a, b) = unsafe { (a.bytes(), b.bytes()) };
-            self.comparator.compare(a, b)
-        };
-        if entries.len() >= self.parallel_sort_threshold {
-            entries.par_sort_unstable_by(by_key);
-        } else {
-            entries.sort_unstable_by(by_key);
-        }
     }
 }
 

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::*;
+use crate::batches::MIN_LISTED_BATCH;
 
 /// Every key of a full forward scan.
 fn scan<C: Comparator + Sync>(mem: &VecMem<C>) -> Vec<Vec<u8>> {

@@ -4,8 +4,9 @@
 use std::fmt;
 use std::mem::ManuallyDrop;
 
+use crate::batches::MIN_LISTED_BATCH;
 use crate::entry::Entry;
-use crate::{Comparator, MIN_LISTED_BATCH, VecMem};
+use crate::{Comparator, VecMem};
 
 /// A batch of entries for a [`VecMem`], published at once: with one CAS (16
 /// entries or more) or under one lock of the thread's write lane.
