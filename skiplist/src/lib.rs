@@ -111,8 +111,10 @@
 
 mod cursor;
 mod deprecated;
+mod invariants;
 mod link;
 mod node;
+mod options;
 mod search;
 mod splice;
 mod sync;
@@ -121,7 +123,9 @@ mod thread_state;
 pub use cursor::{ArcCursor, Cursor};
 #[allow(deprecated)]
 pub use deprecated::Reserved;
+pub use invariants::InvariantError;
 pub use key_comparator::{BytewiseComparator, Comparator};
+pub use options::{BRANCHING, MAX_HEIGHT, MAX_HEIGHT_LIMIT, SkipListOptions};
 pub use splice::{SingleWriter, Splice};
 
 use crate::node::{Node, Stride};
@@ -130,151 +134,8 @@ use crate::sync::{AtomicUsize, Ordering};
 use crate::thread_state::LEN_STRIPES;
 use arena::ConcurrentArena;
 use crossbeam_utils::CachePadded;
-use std::cmp::Ordering as CmpOrdering;
 use std::fmt;
 use std::sync::Arc;
-
-/// The tallest node tower by default; RocksDB's value.
-pub const MAX_HEIGHT: usize = 12;
-
-/// By default, each level holds about one node in this many of the level
-/// below; RocksDB's value.
-pub const BRANCHING: usize = 4;
-
-/// The tallest tower [`SkipListOptions::with_max_height`] accepts.
-pub const MAX_HEIGHT_LIMIT: usize = node::HEIGHT_LIMIT;
-
-/// The shape of a list's towers: its tallest tower and its branching factor.
-///
-/// The defaults are RocksDB's, 12 levels with branching 4 (1.33 links per
-/// node). Branching 2 takes 2 links per node (8 more bytes for every
-/// other node) and more levels (about log2 of the entry count), and on
-/// machines where a search is bound by dependent cache and TLB misses it
-/// searches faster: a search makes about log2(n) dependent moves to the
-/// right instead of about 1.5 log2(n) (measurements:
-/// `benches/results/inline-skiplist/2026-12-03.md`, "Branching 2").
-///
-/// # Examples
-///
-/// ```
-/// use arena::ConcurrentArena;
-/// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
-///
-/// let options = SkipListOptions::new().with_branching(2).with_max_height(20);
-/// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
-/// for i in 0u32..1000 {
-///     assert!(list.insert(&i.to_be_bytes()));
-/// }
-/// assert!(list.contains(&999u32.to_be_bytes()));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SkipListOptions {
-    max_height: usize,
-    branching: usize,
-    key_prefixes: bool,
-}
-
-impl SkipListOptions {
-    /// RocksDB's shape: [`MAX_HEIGHT`] levels, branching [`BRANCHING`].
-    ///
-    /// ```
-    /// use inline_skiplist::SkipListOptions;
-    /// assert_eq!(SkipListOptions::new(), SkipListOptions::default());
-    /// ```
-    #[must_use]
-    pub const fn new() -> Self {
-        Self {
-            max_height: MAX_HEIGHT,
-            branching: BRANCHING,
-            key_prefixes: false,
-        }
-    }
-
-    /// The tallest tower, in `1..=MAX_HEIGHT_LIMIT` (checked when the list
-    /// is built). About log(entries) / log(branching) levels serve a list
-    /// well; fewer leave long runs on the top level.
-    ///
-    /// ```
-    /// use arena::ConcurrentArena;
-    /// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
-    ///
-    /// let options = SkipListOptions::new().with_max_height(16);
-    /// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
-    /// assert!(list.insert(b"k"));
-    /// ```
-    #[must_use]
-    pub const fn with_max_height(mut self, levels: usize) -> Self {
-        self.max_height = levels;
-        self
-    }
-
-    /// The branching factor: 2, 4, 8 or 16 (checked when the list is
-    /// built).
-    ///
-    /// ```should_panic
-    /// use arena::ConcurrentArena;
-    /// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
-    ///
-    /// let options = SkipListOptions::new().with_branching(3);
-    /// SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options); // panics
-    /// ```
-    #[must_use]
-    pub const fn with_branching(mut self, factor: usize) -> Self {
-        self.branching = factor;
-        self
-    }
-
-    /// Whether each link above level 0 keeps, beside it, the comparator's
-    /// [`key_prefix`](Comparator::key_prefix) of the node it points to.
-    /// Off by default (RocksDB's layout).
-    ///
-    /// On, a lookup or cursor seek decides most steps down from the prefix
-    /// alone, without loading the next node: in a large list that is one
-    /// cache miss fewer per level. It costs 8 bytes per link above level 0
-    /// (a third of the nodes with branching 4, half with branching 2) and,
-    /// per insert, the prefix of each new successor and an atomic minimum
-    /// beside each link CAS. It pays only when the comparator's prefixes
-    /// differ between most neighbouring keys; with the default `key_prefix`
-    /// (0 for every key) it settles nothing.
-    ///
-    /// ```
-    /// use arena::ConcurrentArena;
-    /// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
-    ///
-    /// let options = SkipListOptions::new().with_branching(2).with_max_height(20).with_key_prefixes(true);
-    /// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
-    /// for i in 0u32..1000 {
-    ///     assert!(list.insert(&i.wrapping_mul(2654435761).to_be_bytes()));
-    /// }
-    /// assert!(list.contains(&7u32.wrapping_mul(2654435761).to_be_bytes()));
-    /// ```
-    #[must_use]
-    pub const fn with_key_prefixes(mut self, on: bool) -> Self {
-        self.key_prefixes = on;
-        self
-    }
-
-    /// Random bits per extra level, after checking both settings.
-    fn bits_per_level(&self) -> u32 {
-        assert!(
-            matches!(self.branching, 2 | 4 | 8 | 16),
-            "skiplist: branching must be 2, 4, 8 or 16, not {}",
-            self.branching
-        );
-        assert!(
-            (1..=MAX_HEIGHT_LIMIT).contains(&self.max_height),
-            "skiplist: max_height must be in 1..={MAX_HEIGHT_LIMIT}, not {}",
-            self.max_height
-        );
-        self.branching.trailing_zeros()
-    }
-}
-
-impl Default for SkipListOptions {
-    fn default() -> Self {
-        Self::new()
-    }
-}
 
 /// The longest entry a node can hold, in bytes.
 pub const MAX_KEY_LEN: usize = node::MAX_KEY_LEN;
@@ -677,140 +538,7 @@ impl<C: Comparator> SkipList<C> {
     pub fn cursor_arc(self: &Arc<Self>) -> ArcCursor<C> {
         Cursor::new(Arc::clone(self))
     }
-
-    /// Walks every level and checks the structure: each level is strictly
-    /// ascending, every node of a level is linked in the level below, and no
-    /// level at or above `max_height` is used. Returns how many nodes each
-    /// level holds, one count per level of the list's options' `max_height`
-    /// (`counts[0] == len()` when no insert is running). O(n · height).
-    ///
-    /// A test hook, hidden from the docs and not part of the stable API:
-    /// this crate's tests (unit, proptest, stress, loom) call it after
-    /// their inserts.
-    ///
-    /// # Errors
-    ///
-    /// The first violation found, which means a bug in this crate or an
-    /// inconsistent comparator.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
-    /// for i in 0u32..100 {
-    ///     list.insert(&i.to_le_bytes());
-    /// }
-    /// let counts = list.check_invariants().unwrap();
-    /// assert_eq!(counts[0], 100);
-    /// assert!(counts[1] < 100);
-    /// ```
-    #[doc(hidden)]
-    pub fn check_invariants(&self) -> Result<Vec<usize>, InvariantError> {
-        let mut counts = vec![0; self.height_cap];
-        // Relaxed: a raise we miss only means the levels above are checked
-        // against a lower bound, which the next check repeats.
-        let max_height = self.max_height.load(Ordering::Relaxed);
-        for (level, count) in counts.iter_mut().enumerate() {
-            let mut below: Option<Node> = None;
-            let mut prev: Option<Node> = None;
-            let mut at = self.next_of(None, level);
-            while let Some(node) = at {
-                *count += 1;
-                if level >= max_height {
-                    return Err(InvariantError::AboveMaxHeight { level });
-                }
-                let key = self.key_of(node);
-                if let Some(p) = prev
-                    && self.cmp.compare(self.key_of(p), key) != CmpOrdering::Less
-                {
-                    return Err(InvariantError::OutOfOrder { level });
-                }
-                if level > 0 && self.stride.prefixed() {
-                    // SAFETY: `prev` (or the head) is of this list and has
-                    // `level`, which is above 0 in the prefixed layout.
-                    let (prefix, next) = unsafe {
-                        prev.unwrap_or(self.head)
-                            .prefix_and_next(level, self.stride)
-                    };
-                    // Another insert may have linked a node since `at` was
-                    // read: the prefix is then that node's or `at`'s.
-                    if next.is_none_or(|n| prefix < self.cmp.key_prefix(self.key_of(n))) {
-                        return Err(InvariantError::PrefixBelow { level });
-                    }
-                }
-                if level > 0 {
-                    loop {
-                        below = self.next_of(below, level - 1);
-                        match below {
-                            Some(b) if b == node => break,
-                            Some(b)
-                                if self.cmp.compare(self.key_of(b), key) == CmpOrdering::Less => {}
-                            _ => return Err(InvariantError::MissingBelow { level }),
-                        }
-                    }
-                }
-                prev = at;
-                at = self.next_of(at, level);
-            }
-        }
-        Ok(counts)
-    }
 }
-
-/// A structural violation found by [`SkipList::check_invariants`]; like it,
-/// a test hook, hidden from the docs and not part of the stable API.
-///
-/// # Examples
-///
-/// ```
-/// let list = inline_skiplist::SkipList::new(inline_skiplist::BytewiseComparator);
-/// let _: Result<_, inline_skiplist::InvariantError> = list.check_invariants();
-/// ```
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum InvariantError {
-    /// Two neighbours at `level` are not in strictly ascending order.
-    OutOfOrder {
-        /// The level.
-        level: usize,
-    },
-    /// A node linked at `level` is missing from `level - 1`.
-    MissingBelow {
-        /// The level.
-        level: usize,
-    },
-    /// A node is linked at a level at or above the list's recorded height.
-    AboveMaxHeight {
-        /// The level.
-        level: usize,
-    },
-    /// In the prefixed layout, a prefix beside a link at `level` is below
-    /// the prefix of the node the link points to.
-    PrefixBelow {
-        /// The level.
-        level: usize,
-    },
-}
-
-impl fmt::Display for InvariantError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::OutOfOrder { level } => write!(f, "level {level} is not strictly ascending"),
-            Self::MissingBelow { level } => {
-                write!(f, "a node of level {level} is missing from the level below")
-            }
-            Self::AboveMaxHeight { level } => {
-                write!(f, "level {level} is in use above the recorded max height")
-            }
-            Self::PrefixBelow { level } => {
-                write!(f, "a key prefix at level {level} is below its node's")
-            }
-        }
-    }
-}
-
-impl std::error::Error for InvariantError {}
 
 impl<C: Comparator + Default> Default for SkipList<C> {
     fn default() -> Self {

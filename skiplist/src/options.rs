@@ -1,0 +1,148 @@
+//! The shape of a list's towers: [`SkipListOptions`], with its defaults and
+//! limits.
+
+#[cfg(doc)] // for the links in the docs
+use crate::Comparator;
+use crate::node;
+
+/// The tallest node tower by default; RocksDB's value.
+pub const MAX_HEIGHT: usize = 12;
+
+/// By default, each level holds about one node in this many of the level
+/// below; RocksDB's value.
+pub const BRANCHING: usize = 4;
+
+/// The tallest tower [`SkipListOptions::with_max_height`] accepts.
+pub const MAX_HEIGHT_LIMIT: usize = node::HEIGHT_LIMIT;
+
+/// The shape of a list's towers: its tallest tower and its branching factor.
+///
+/// The defaults are RocksDB's, 12 levels with branching 4 (1.33 links per
+/// node). Branching 2 takes 2 links per node (8 more bytes for every
+/// other node) and more levels (about log2 of the entry count), and on
+/// machines where a search is bound by dependent cache and TLB misses it
+/// searches faster: a search makes about log2(n) dependent moves to the
+/// right instead of about 1.5 log2(n) (measurements:
+/// `benches/results/inline-skiplist/2026-12-03.md`, "Branching 2").
+///
+/// # Examples
+///
+/// ```
+/// use arena::ConcurrentArena;
+/// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
+///
+/// let options = SkipListOptions::new().with_branching(2).with_max_height(20);
+/// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+/// for i in 0u32..1000 {
+///     assert!(list.insert(&i.to_be_bytes()));
+/// }
+/// assert!(list.contains(&999u32.to_be_bytes()));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SkipListOptions {
+    pub(crate) max_height: usize,
+    branching: usize,
+    pub(crate) key_prefixes: bool,
+}
+
+impl SkipListOptions {
+    /// RocksDB's shape: [`MAX_HEIGHT`] levels, branching [`BRANCHING`].
+    ///
+    /// ```
+    /// use inline_skiplist::SkipListOptions;
+    /// assert_eq!(SkipListOptions::new(), SkipListOptions::default());
+    /// ```
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            max_height: MAX_HEIGHT,
+            branching: BRANCHING,
+            key_prefixes: false,
+        }
+    }
+
+    /// The tallest tower, in `1..=MAX_HEIGHT_LIMIT` (checked when the list
+    /// is built). About log(entries) / log(branching) levels serve a list
+    /// well; fewer leave long runs on the top level.
+    ///
+    /// ```
+    /// use arena::ConcurrentArena;
+    /// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
+    ///
+    /// let options = SkipListOptions::new().with_max_height(16);
+    /// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+    /// assert!(list.insert(b"k"));
+    /// ```
+    #[must_use]
+    pub const fn with_max_height(mut self, levels: usize) -> Self {
+        self.max_height = levels;
+        self
+    }
+
+    /// The branching factor: 2, 4, 8 or 16 (checked when the list is
+    /// built).
+    ///
+    /// ```should_panic
+    /// use arena::ConcurrentArena;
+    /// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
+    ///
+    /// let options = SkipListOptions::new().with_branching(3);
+    /// SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options); // panics
+    /// ```
+    #[must_use]
+    pub const fn with_branching(mut self, factor: usize) -> Self {
+        self.branching = factor;
+        self
+    }
+
+    /// Whether each link above level 0 keeps, beside it, the comparator's
+    /// [`key_prefix`](Comparator::key_prefix) of the node it points to.
+    /// Off by default (RocksDB's layout).
+    ///
+    /// On, a lookup or cursor seek decides most steps down from the prefix
+    /// alone, without loading the next node: in a large list that is one
+    /// cache miss fewer per level. It costs 8 bytes per link above level 0
+    /// (a third of the nodes with branching 4, half with branching 2) and,
+    /// per insert, the prefix of each new successor and an atomic minimum
+    /// beside each link CAS. It pays only when the comparator's prefixes
+    /// differ between most neighbouring keys; with the default `key_prefix`
+    /// (0 for every key) it settles nothing.
+    ///
+    /// ```
+    /// use arena::ConcurrentArena;
+    /// use inline_skiplist::{BytewiseComparator, SkipList, SkipListOptions};
+    ///
+    /// let options = SkipListOptions::new().with_branching(2).with_max_height(20).with_key_prefixes(true);
+    /// let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+    /// for i in 0u32..1000 {
+    ///     assert!(list.insert(&i.wrapping_mul(2654435761).to_be_bytes()));
+    /// }
+    /// assert!(list.contains(&7u32.wrapping_mul(2654435761).to_be_bytes()));
+    /// ```
+    #[must_use]
+    pub const fn with_key_prefixes(mut self, on: bool) -> Self {
+        self.key_prefixes = on;
+        self
+    }
+
+    /// Random bits per extra level, after checking both settings.
+    pub(crate) fn bits_per_level(&self) -> u32 {
+        assert!(
+            matches!(self.branching, 2 | 4 | 8 | 16),
+            "skiplist: branching must be 2, 4, 8 or 16, not {}",
+            self.branching
+        );
+        assert!(
+            (1..=MAX_HEIGHT_LIMIT).contains(&self.max_height),
+            "skiplist: max_height must be in 1..={MAX_HEIGHT_LIMIT}, not {}",
+            self.max_height
+        );
+        self.branching.trailing_zeros()
+    }
+}
+
+impl Default for SkipListOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
