@@ -72,6 +72,7 @@ mod background;
 mod bg_error;
 mod iter;
 mod manual_compaction;
+mod memtable_switch;
 mod multi_get;
 mod open;
 mod pinned;

@@ -1,0 +1,230 @@
+//! Making room for a write: the stop and the slowdown while the background
+//! threads fall behind, and the switch of a full memtable to a new one with
+//! a new log.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::write::LogFile;
+use super::{Shared, State};
+use crate::error::{Error, Result};
+use crate::filename::log_path;
+use crate::memtable::Memtable;
+use crate::wal::LogWriter;
+use ordered_publish::Closed;
+
+/// What a writer must do before it writes (see `make_room_for_write`).
+enum Room {
+    /// The mutable memtable has room.
+    Enough,
+    /// It is full: freeze it and start a new one.
+    Switch,
+    /// It is full and the background threads are far behind: wait until
+    /// they catch up (a stop).
+    Stall,
+    /// It is full and compaction is behind: switch no earlier than this,
+    /// so that memtables fill at the delayed write rate (a slowdown).
+    Slowdown(Instant),
+}
+
+impl Shared {
+    /// Makes sure the mutable memtable has room, switching it when full,
+    /// slowed down or stopped while compaction or flushes fall behind.
+    pub(super) fn make_room_for_write(&self, no_slowdown: bool) -> Result<()> {
+        loop {
+            // Relaxed: a hint writers set; what follows re-checks.
+            if !self.memtable_full.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let mut st = self.state.lock();
+            match self.room(&st, no_slowdown)? {
+                Room::Enough => return Ok(()),
+                Room::Stall => {
+                    // Stop: writers wait here (no_slowdown ones fail) until
+                    // the background threads catch up. Writes past this
+                    // point hold sequence ranges, so they are let finish.
+                    self.bg_cv.notify_all();
+                    let waited = Instant::now();
+                    self.bg_cv.wait(&mut st);
+                    st.bg.stalls.stops += 1;
+                    st.bg.stalls.stop_micros += waited.elapsed().as_micros() as u64;
+                    continue;
+                }
+                Room::Slowdown(due) => {
+                    let waited = Instant::now();
+                    let pause = due.saturating_duration_since(waited);
+                    self.bg_cv.wait_for(&mut st, pause);
+                    st.bg.stalls.slowdowns += 1;
+                    st.bg.stalls.slowdown_micros += waited.elapsed().as_micros() as u64;
+                    continue;
+                }
+                Room::Switch => {}
+            }
+            // Lock order: the sequencer's close, then the state lock. A
+            // writer holding a range may take the state lock (to report a
+            // failed log write) before it finishes the range.
+            drop(st);
+            let closed = self.seq.close();
+            let st = self.state.lock();
+            if let Room::Switch = self.room(&st, no_slowdown)? {
+                return self.switch_memtable(&closed, st);
+            }
+            // Another writer switched meanwhile, or a stall began.
+        }
+    }
+
+    /// What a writer must do before it writes, as `st` stands.
+    fn room(&self, st: &State, no_slowdown: bool) -> Result<Room> {
+        if st.version.mem.memory_usage() < self.opts.write_buffer_size {
+            return Ok(Room::Enough);
+        }
+        self.check_bg_error()?;
+        let o = &self.opts;
+        let level0 = st.version.levels[0].len();
+        let pending = st.bg.pending_compaction_bytes;
+        let over = |limit: u64| limit > 0 && pending >= limit;
+        let stop = st.version.imm.len() + 1 >= o.max_write_buffer_number
+            || level0 >= o.level0_stop_writes_trigger
+            || over(o.hard_pending_compaction_bytes_limit);
+        let slowdown = level0 >= o.level0_slowdown() || over(o.soft_pending_compaction_bytes_limit);
+        if (stop || slowdown) && no_slowdown {
+            return Err(Error::WriteStall);
+        }
+        if stop {
+            return Ok(Room::Stall);
+        }
+        if slowdown {
+            // One memtable per write_buffer_size / delayed_write_rate.
+            let pause =
+                Duration::from_secs_f64(o.write_buffer_size as f64 / o.delayed_write_rate as f64);
+            let due = st.bg.last_switch + pause;
+            if Instant::now() < due {
+                return Ok(Room::Slowdown(due));
+            }
+        }
+        Ok(Room::Switch)
+    }
+
+    /// Freezes the mutable memtable and starts a new one with a new log.
+    /// The caller closed the sequencer (every write so far has finished),
+    /// then took the state lock.
+    pub(super) fn switch_memtable(
+        &self,
+        closed: &Closed<'_>,
+        mut st: parking_lot::MutexGuard<'_, State>,
+    ) -> Result<()> {
+        // After a failed log write or sync, only `resume` replaces the log:
+        // it retires the broken one before it lets writes in. (A broken log
+        // always comes with the error; the second check keeps a switch
+        // from ever leaving one without a trailer.)
+        self.check_bg_error()?;
+        if (self.log.lock().writer.as_ref()).is_none_or(LogWriter::is_failed) {
+            return Err(self.background_error());
+        }
+        self.install_new_log(closed, &mut st)
+    }
+
+    /// The body of [`Self::switch_memtable`], without the error check.
+    pub(super) fn install_new_log(
+        &self,
+        closed: &Closed<'_>,
+        st: &mut parking_lot::MutexGuard<'_, State>,
+    ) -> Result<()> {
+        // The closed sequencer holds new writes off, and every write in
+        // flight has finished: each is logged (or failed) and inserted. Sync
+        // writers hold their ranges while their group syncs, so the last
+        // sync group synced the old log before we got here.
+        let mut log = self.log.lock();
+        let number = st.manifest.next_file_number;
+        st.manifest.next_file_number += 1;
+        let path = log_path(&self.dir, number);
+        let file = crate::recovery::create_log(&*self.fs, &path, &self.opts)?;
+        let old_number = log.number;
+        // The new log's name must survive power loss before any synced
+        // write lands in it.
+        let started = self
+            .fs
+            .sync_dir(&self.dir)
+            .map_err(|e| Error::io(format!("syncing {}", self.dir.display()), e))
+            // The new log's header first: once the old log ends with its
+            // trailer, no record may follow it there.
+            .and_then(|()| {
+                LogWriter::with_previous(file, old_number)
+                    .map_err(|e| Error::io(format!("starting {}", path.display()), e))
+            })
+            .and_then(|writer| LogFile::new(writer, number));
+        let next = match started {
+            Ok(next) => next,
+            Err(e) => {
+                // The old log stays current. The new one never takes a
+                // record; recovery skips it if it stays (see `recovery`).
+                let _ = self.fs.remove_file(&path);
+                return Err(e);
+            }
+        };
+        // A broken writer (only `resume` replaces one) takes no trailer: its
+        // log is retired, by flushing its memtables, before any write
+        // reaches the new one.
+        if let Some(old) = log.writer.as_mut().filter(|w| !w.is_failed()) {
+            // The old log ends with a trailer naming the new one, so a
+            // replay can tell a complete log from one cut short. Its
+            // unsynced writes must be durable once a later synced write in
+            // the new log is.
+            let trailer = crate::batch::log_trailer(number);
+            let ended = match old.add_record(&trailer) {
+                Ok(()) => old.sync(),
+                Err(e) => {
+                    // Nothing names the new log: as above.
+                    let _ = self.fs.remove_file(&path);
+                    Err(e)
+                }
+            };
+            if let Err(e) = ended {
+                // The old writer now refuses writes (it fails for good
+                // after any error), and the old log may end in part of a
+                // trailer: writes stop until `resume` retires it.
+                let err = Error::io(
+                    format!("ending {}", log_path(&self.dir, old_number).display()),
+                    e,
+                );
+                self.log_failed_from
+                    .fetch_min(closed.published(), Ordering::AcqRel);
+                self.record_bg_error(err.clone());
+                self.bg_cv.notify_all();
+                return Err(err);
+            }
+        }
+        let bytes_written = log.bytes_written;
+        *log = next;
+        log.bytes_written = bytes_written;
+        drop(log);
+        // Every write so far is logged or failed; the new log starts clean.
+        // Release: writes after the reopening acquire it.
+        self.log_failed_from.store(u64::MAX, Ordering::Release);
+        self.durable.fetch_max(closed.published(), Ordering::AcqRel);
+        let old = st.version.mem.clone();
+        // unordered_write: writers may still be inserting into the old
+        // memtable (they insert after finishing their range). No range is
+        // open now, so the count only falls; wait for it before freezing,
+        // which refuses later inserts.
+        while old.pending_inserts.load(Ordering::Acquire) > 0 {
+            std::thread::yield_now();
+        }
+        old.rep.mark_read_only();
+        let mem = Arc::new(Memtable::new(&self.opts, number));
+        // Writes reach the memtable through the pointer (see `write`).
+        // Release: reservations after the reopening acquire it.
+        self.current_mem
+            .store(Arc::as_ptr(&mem).cast_mut(), Ordering::Release);
+        // Relaxed: read as a hint; writers re-check under the state lock.
+        self.memtable_full.store(false, Ordering::Relaxed);
+        st.version = Arc::new(st.version.with(|v| {
+            v.imm.insert(0, old);
+            v.mem = mem;
+        }));
+        st.bg.last_switch = Instant::now();
+        self.bg_cv.notify_all();
+        Ok(())
+    }
+}
