@@ -68,6 +68,15 @@ impl<C: Comparator> SkipList<C> {
                     if next.is_none_or(|n| prefix < self.cmp.key_prefix(self.key_of(n))) {
                         return Err(InvariantError::PrefixBelow { level });
                     }
+                    // SAFETY: as above.
+                    let hint = unsafe { prev.unwrap_or(self.head).hint(level, self.stride) };
+                    // A hint names a node after the link's (or, after an
+                    // insert since `at` was read, `at` itself).
+                    if hint.is_some_and(|h| {
+                        h != node && self.cmp.compare(self.key_of(h), key) != CmpOrdering::Greater
+                    }) {
+                        return Err(InvariantError::HintNotAfter { level });
+                    }
                 }
                 if level > 0 {
                     loop {
@@ -116,6 +125,12 @@ pub enum InvariantError {
         /// The level.
         level: usize,
     },
+    /// In the prefixed layout, a successor hint beside a link at `level`
+    /// names a node that is not after the one the link points to.
+    HintNotAfter {
+        /// The level.
+        level: usize,
+    },
     /// In the prefixed layout, a prefix beside a link at `level` is below
     /// the prefix of the node the link points to.
     PrefixBelow {
@@ -136,6 +151,12 @@ impl fmt::Display for InvariantError {
             }
             Self::PrefixBelow { level } => {
                 write!(f, "a key prefix at level {level} is below its node's")
+            }
+            Self::HintNotAfter { level } => {
+                write!(
+                    f,
+                    "a successor hint at level {level} is not after its link's node"
+                )
             }
         }
     }

@@ -133,10 +133,12 @@ impl<C: Comparator> SkipList<C> {
                             self.link_prefix(next, level, stride),
                         )
                     };
+                    self.set_hint_before_link(x, next, level, stride);
                     let prev = levels.prev[level].unwrap_or(self.head);
                     // SAFETY: `prev` belongs to this list and has `level`
                     // (it was found at that level, or is the head).
                     if unsafe { prev.cas_next(level, next, x, stride, x_prefix) } {
+                        self.set_hint_after_link(prev, next, level, stride);
                         break;
                     }
                     self.retry_level(key, levels, level);
@@ -168,10 +170,12 @@ impl<C: Comparator> SkipList<C> {
                         self.link_prefix(next, level, stride),
                     )
                 };
+                self.set_hint_before_link(x, next, level, stride);
                 let prev = levels.prev[level].unwrap_or(self.head);
                 // SAFETY: `prev` belongs to this list and has `level`; the
                 // caller's `SingleWriter` token makes this the only writer.
                 unsafe { prev.store_next(level, x, stride, x_prefix) };
+                self.set_hint_after_link(prev, next, level, stride);
             }
         }
 
@@ -182,6 +186,29 @@ impl<C: Comparator> SkipList<C> {
         }
         self.len[len_stripe()].fetch_add(1, Ordering::Relaxed); // Relaxed: see `len`.
         true
+    }
+
+    /// In the prefixed layout above level 0, before `x` is linked ahead of
+    /// `next` at `level`: points `x`'s hint at `next`'s successor (see
+    /// `node`). `next` was compared with the key, so its tower is cached.
+    #[inline(always)]
+    fn set_hint_before_link(&self, x: Node, next: Option<Node>, level: usize, stride: Stride) {
+        if stride.prefixed() && level > 0 {
+            let after = next.and_then(|n| self.next_in(Some(n), level, stride));
+            // SAFETY: `x` is ours, has `level`, and the layout is prefixed.
+            unsafe { x.set_hint(level, stride, after) };
+        }
+    }
+
+    /// Once `x` is linked after `prev` at `level`: `prev`'s successor's
+    /// successor is now the old `next`.
+    #[inline(always)]
+    fn set_hint_after_link(&self, prev: Node, next: Option<Node>, level: usize, stride: Stride) {
+        if stride.prefixed() && level > 0 {
+            // SAFETY: `prev` belongs to this list and has `level` (it was
+            // found at that level, or is the head); the layout is prefixed.
+            unsafe { prev.set_hint(level, stride, next) };
+        }
     }
 
     /// The prefix to store beside a link at `level` to `next`: its key's,

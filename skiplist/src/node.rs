@@ -25,7 +25,21 @@
 //!
 //! so that a search can decide to step down without loading the next node.
 //! Level 0 has no prefix: a search ends there on the node it returns, which
-//! it reads anyway.
+//! it reads anyway. Each link above level 0 also has a successor *hint*
+//! beside its prefix, the node after the next one at that level:
+//!
+//! ```text
+//!  [ link h-1 | prefix h-1 | hint h-1 ] ... [ link 1 | prefix 1 | hint 1 ] [ link 0 ] [ len ] [ key ... ]
+//! ```
+//!
+//! A search that moves right prefetches the hint, so that when it moves
+//! right again at the same level that node is already on its way: two
+//! dependent misses overlap. A hint only steers prefetching and is never
+//! needed for a result. An insert sets its new node's hints to the next
+//! nodes' successors and, once linked, its predecessors' hints to the old
+//! next nodes; the predecessor's predecessor keeps a hint one node too far
+//! (a stale hint names a node further right, or is null), which costs a
+//! prefetch that does not help, nothing else.
 //!
 //! A node is written only before it is published (its links with relaxed
 //! stores, its key with plain writes); afterwards its key never changes and
@@ -56,6 +70,11 @@ pub(crate) const HEIGHT_LIMIT: usize = 24;
 const SLOT: usize = size_of::<AtomicPtr<u8>>();
 /// Bytes per key prefix, in the prefixed layout.
 const PREFIX_SLOT: usize = size_of::<AtomicU64>();
+/// A successor hint, in the prefixed layout: a std atomic even under loom,
+/// which need not explore a value that only steers prefetching.
+type HintSlot = std::sync::atomic::AtomicPtr<u8>;
+/// Bytes per successor hint.
+const HINT_SLOT: usize = size_of::<HintSlot>();
 /// Where the key length sits, relative to the handle.
 const LEN_OFFSET: usize = SLOT;
 /// Where the key bytes start, relative to the handle.
@@ -84,8 +103,8 @@ pub(crate) struct Stride(usize);
 impl Stride {
     /// RocksDB's layout: links only.
     pub(crate) const PLAIN: Stride = Stride(SLOT);
-    /// A key prefix beside each link above level 0.
-    pub(crate) const PREFIXED: Stride = Stride(SLOT + PREFIX_SLOT);
+    /// A key prefix and a successor hint beside each link above level 0.
+    pub(crate) const PREFIXED: Stride = Stride(SLOT + PREFIX_SLOT + HINT_SLOT);
 
     /// Whether links above level 0 carry prefixes.
     #[inline(always)]
@@ -166,6 +185,16 @@ impl Node {
                         .cast::<AtomicU64>()
                         .write(AtomicU64::new(END_PREFIX));
                 }
+                // SAFETY: the hint of level `level > 0` occupies `handle -
+                // level * stride + SLOT + PREFIX_SLOT ..+ HINT_SLOT`, below
+                // link `level - 1`; aligned as above.
+                unsafe {
+                    handle
+                        .sub(level * stride.0)
+                        .add(SLOT + PREFIX_SLOT)
+                        .cast::<HintSlot>()
+                        .write(HintSlot::new(ptr::null_mut()));
+                }
             }
         }
         // SAFETY: `LEN_OFFSET..KEY_OFFSET` lies inside the allocation and is
@@ -211,6 +240,71 @@ impl Node {
                 .add(SLOT)
                 .cast::<AtomicU64>()
         }
+    }
+
+    /// The successor hint beside this node's link at `level`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Node::prefix_slot`].
+    #[inline]
+    unsafe fn hint_slot<'a>(self, level: usize, stride: Stride) -> &'a HintSlot {
+        debug_assert!(stride.prefixed() && level > 0);
+        // SAFETY: the caller guarantees the slot exists and stays allocated
+        // for 'a; `alloc` initialised it as an atomic.
+        unsafe {
+            &*self
+                .0
+                .as_ptr()
+                .sub(level * stride.0)
+                .add(SLOT + PREFIX_SLOT)
+                .cast::<HintSlot>()
+        }
+    }
+
+    /// Starts loading, at `level`, the node the hint beside this node's
+    /// link there names: the one a search moving right twice needs next.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Node::prefix_slot`].
+    #[inline(always)]
+    pub(crate) unsafe fn prefetch_hint(self, level: usize, stride: Stride) {
+        // SAFETY: forwarded to the caller.
+        let slot = unsafe { self.hint_slot(level, stride) };
+        // Relaxed: the address is only prefetched, never dereferenced.
+        let hint = slot.load(std::sync::atomic::Ordering::Relaxed);
+        if !hint.is_null() {
+            prefetch_read(hint.wrapping_sub(level * stride.0));
+        }
+    }
+
+    /// The node the hint at `level` names, if any.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Node::prefix_slot`]; the node is published.
+    #[inline]
+    pub(crate) unsafe fn hint(self, level: usize, stride: Stride) -> Option<Node> {
+        // SAFETY: forwarded to the caller.
+        let slot = unsafe { self.hint_slot(level, stride) };
+        // Acquire: pairs with `set_hint`'s Release, so the named node (which
+        // its writer reached through an Acquire link load) is visible.
+        NonNull::new(slot.load(std::sync::atomic::Ordering::Acquire)).map(Node)
+    }
+
+    /// Sets the hint at `level` to `node`, a published node of this list
+    /// after this node's successor there (or `None`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Node::prefix_slot`].
+    #[inline(always)]
+    pub(crate) unsafe fn set_hint(self, level: usize, stride: Stride, node: Option<Node>) {
+        // SAFETY: forwarded to the caller.
+        let slot = unsafe { self.hint_slot(level, stride) };
+        // Release: see `hint`.
+        slot.store(as_ptr(node), std::sync::atomic::Ordering::Release);
     }
 
     /// The next node at `level`, or `None` at the end of the level.

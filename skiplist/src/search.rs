@@ -125,7 +125,18 @@ impl<C: Comparator> SkipList<C> {
         let (prefix, next) = unsafe { at.unwrap_or(self.head).prefix_and_next(level, stride) };
         match key_prefix.cmp(&prefix) {
             // The key's prefix is above the next node's: so is the key.
-            CmpOrdering::Greater => next.map_or(PrefixStep::Down, PrefixStep::Right),
+            CmpOrdering::Greater => match next {
+                Some(n) => {
+                    if PREFETCH {
+                        // The node after `n`, should the search move right
+                        // again here: its miss overlaps with `n`'s.
+                        // SAFETY: as above.
+                        unsafe { at.unwrap_or(self.head).prefetch_hint(level, stride) };
+                    }
+                    PrefixStep::Right(n)
+                }
+                None => PrefixStep::Down,
+            },
             CmpOrdering::Less => PrefixStep::Down,
             CmpOrdering::Equal => PrefixStep::Compare,
         }

@@ -664,3 +664,39 @@ fn key_prefixes_with_a_comparator_that_has_none() {
     assert_eq!(c.key(), (n / 2 + 1).to_be_bytes());
     list.check_invariants().unwrap();
 }
+
+#[test]
+fn successor_hints_name_nodes_after_the_next_one() {
+    let n = scaled(3000, 200) as u32;
+    let options = SkipListOptions::new()
+        .with_branching(2)
+        .with_max_height(20)
+        .with_key_prefixes(true);
+    let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+    for i in shuffled(n) {
+        assert!(list.insert(&(i * 2).to_be_bytes()));
+    }
+    list.check_invariants().unwrap();
+    // Random inserts leave most hints exact (the rest name a node further
+    // right): a search moving right twice has its second node prefetched.
+    let (mut links, mut exact) = (0, 0);
+    for level in 1..list.current_max_height() {
+        let mut at = None;
+        while let Some(next) = list.next_of(at, level) {
+            links += 1;
+            // SAFETY: `at` (or the head) has `level`, prefixed layout.
+            let hint = unsafe { at.unwrap_or(list.head).hint(level, list.stride) };
+            exact += usize::from(hint == list.next_of(Some(next), level));
+            at = Some(next);
+        }
+    }
+    assert!(exact * 3 >= links, "{exact} of {links} hints exact");
+    // A hint that does not name a node after the next is caught.
+    let first = list.next_of(None, 1).unwrap();
+    // SAFETY: `first` has level 1, prefixed layout.
+    unsafe { first.set_hint(1, list.stride, Some(first)) };
+    assert_eq!(
+        list.check_invariants(),
+        Err(InvariantError::HintNotAfter { level: 1 })
+    );
+}
