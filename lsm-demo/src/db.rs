@@ -39,7 +39,7 @@
 //! | room in the memtable | `state` mutex (lock, unlock) and the arena's size counters read | a load of the memtable-full flag, set now and then by a writer | the same |
 //! | the memtable | `state` mutex (lock, unlock), `Arc<Version>` clone and drop, an `Arc<Memtable>` per member | none: a pointer, replaced only while the sequencer is closed | the same |
 //! | sequence numbers | a counter in the log state, under its mutex | the sequencer's compare-and-swap; the room in its ring checked against a limit on the same line (until 2026-12-05 a load of the published position, a line every finish writes) | the same |
-//! | the log record | the leader frames and appends one record for the group, under the `log` mutex | framed by the writer itself; posted with a compare-and-swap on a queue slot and a store to the posted position (or a ring slot), a fence; appended by whoever drains, one `log` mutex lock and one append per pass, then the written position moves (a store, a fence) | none: the queue counts the range skipped once it is finished (until 2026-12-05 a skip was posted and drained: a slot, the posted position, the drain lock) |
+//! | the log record | the leader frames and appends one record for the group, under the `log` mutex | framed by the writer itself; posted with a compare-and-swap on a queue slot and a store to the posted position (or a ring slot), a fence; appended by whoever drains, one `log` mutex lock and one append per pass, then the queue's drained position moves (a store; until session 18 also a separate written position: a swap, a store, a fence) | none: the queue counts the range skipped once it is finished (until 2026-12-05 a skip was posted and drained: a slot, the posted position, the drain lock) |
 //! | the write group | joining and leaving its queue, the publish turn | none | none |
 //! | the memtable insert | the skiplist's links, the arena shard's bump | the same | the same |
 //! | visibility | one store of the visible sequence per group | finishing the range: a store to the published position (or a ring slot), a fence | the same |
@@ -66,7 +66,7 @@ use crate::memtable::Memtable;
 use crate::options::{MAX_KEY_LEN, MAX_VALUE_LEN, Options, ReadOptions, WriteOptions};
 use crate::recovery::RecoveryStats;
 use crate::version::Version;
-use ordered_publish::{OrderedQueue, Sequencer, Tracker};
+use ordered_publish::{OrderedQueue, Sequencer};
 
 mod background;
 mod bg_error;
@@ -116,18 +116,11 @@ pub struct Shared {
     /// below its published position is inserted, so readers see it.
     seq: Sequencer,
     /// Every write's log record (or a skip) under its sequence range,
-    /// drained into the log in sequence order.
+    /// drained into the log in sequence order. Its drained position
+    /// (`taken`) is how far the log is written: each record below it was
+    /// appended, or its append failed (`log_failed_from` says which), by a
+    /// pass whose handler returned.
     log_queue: OrderedQueue<Vec<u8>>,
-    /// How far, in sequence numbers, the drained records are appended (or
-    /// failed): the log holds every record below it that did not fail.
-    /// Moved by passes with records; a pass of skips alone leaves it to
-    /// the next.
-    written: Tracker,
-    /// Where `written` ends: touched only by drainers, one at a time. On a
-    /// line of its own, as `log` and `durable`: each is written by every
-    /// pass or sync, and the fields every write reads (the options, the
-    /// memtable pointer, the flags) must not share their lines.
-    written_to: CachePadded<AtomicU64>,
     /// Every record below it is durable (synced).
     durable: CachePadded<AtomicU64>,
     /// The first sequence whose record failed to reach the log (`u64::MAX`
@@ -556,7 +549,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         if !sync {
             return self.shared.check_bg_error();
         }
-        let logged = self.shared.written.published();
+        let logged = self.shared.log_queue.taken();
         self.shared.sync_log(logged)
     }
 

@@ -18,7 +18,7 @@ use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::recovery::{Inventory, create_database, lock_dir, recognise, recover};
 use crate::version::Version;
-use ordered_publish::{OrderedQueue, Sequencer, Tracker};
+use ordered_publish::{OrderedQueue, Sequencer};
 
 impl<T: ThreadMode> DBWithThreadMode<T> {
     /// Opens the database in `path` with default options, creating it if missing.
@@ -145,8 +145,6 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             group: write_group::WriteGroup::new(opts.write_group.clone()),
             seq: Sequencer::new(next_sequence, SEQUENCER_WINDOW),
             log_queue: OrderedQueue::new(next_sequence, SEQUENCER_WINDOW),
-            written: Tracker::new(next_sequence, SEQUENCER_WINDOW),
-            written_to: CachePadded::new(AtomicU64::new(next_sequence)),
             durable: CachePadded::new(AtomicU64::new(next_sequence)),
             log_failed_from: AtomicU64::new(u64::MAX),
             log: CachePadded::new(Mutex::new(log)),

@@ -130,10 +130,9 @@ impl write_group::Commit<SyncItem> for Shared {
         }
         self.log_queue
             .post_skipping(range.clone(), record, self.seq.tracker());
+        // Returns once the pass that took the record has been handled,
+        // whether the append worked or not.
         self.drain_log(range.end);
-        // The pass that took the record has been handled: `written` passes
-        // it, whether the append worked or not.
-        self.written.wait_published(range.end);
         if let Err(e) = self.sync_log(range.start) {
             // Nothing was inserted: the range is finished empty.
             self.seq.finish(range);
@@ -185,11 +184,9 @@ impl Shared {
                 .expect("a batch within the log record limit");
             self.log_queue
                 .post_skipping(range.clone(), record, self.seq.tracker());
+            // Returns once the pass that took our record has been handled,
+            // whether the append worked or not.
             self.drain_log(range.end);
-            // The pass that took our record has been handled: `written`
-            // passes it, whether the append worked or not (a load, no
-            // wait).
-            self.written.wait_published(range.end);
         }
         if let Err(e) = self.check_logged(range.start) {
             self.seq.finish(range);
@@ -275,7 +272,7 @@ impl Shared {
     /// append has been handled: fails if the append failed, or the sync.
     pub(super) fn sync_log(&self, start: u64) -> Result<()> {
         self.check_logged(start)?;
-        let target = self.written.published();
+        let target = self.log_queue.taken();
         // Acquire: a sync by another group that covered us is complete.
         if self.durable.load(Ordering::Acquire) >= target {
             return Ok(());
@@ -300,7 +297,6 @@ impl Shared {
             self.log.lock().writer = None;
             self.log_failed_from.fetch_min(target, Ordering::AcqRel);
             self.set_bg_error(err.clone());
-            self.written.wake_waiters();
             return Err(err);
         }
         self.note_sync_time(start.elapsed());
@@ -377,13 +373,9 @@ impl Shared {
                     if first_failure {
                         self.set_bg_error(e);
                     }
-                } else {
-                    drop(log);
                 }
-                // Relaxed: drainers take turns under the queue's drain lock,
-                // which orders them.
-                let from = self.written_to.swap(range.end, Ordering::Relaxed);
-                self.written.finish(from..range.end);
+                // The queue's drained position moves past the pass once we
+                // return: writers waiting for it see the append's outcome.
             });
     }
 
