@@ -4,7 +4,7 @@
 use std::cmp::Ordering as CmpOrdering;
 use std::fmt;
 
-use crate::node::Node;
+use crate::node::{Hint, Node};
 use crate::sync::Ordering;
 use crate::{Comparator, SkipList};
 
@@ -68,12 +68,25 @@ impl<C: Comparator> SkipList<C> {
                     if next.is_none_or(|n| prefix < self.cmp.key_prefix(self.key_of(n))) {
                         return Err(InvariantError::PrefixBelow { level });
                     }
+                    let from = prev.unwrap_or(self.head);
                     // SAFETY: as above.
-                    let hint = unsafe { prev.unwrap_or(self.head).hint(level, self.stride) };
-                    // A hint names a node after the link's (or, after an
-                    // insert since `at` was read, `at` itself).
-                    if hint.is_some_and(|h| {
+                    let across = unsafe { from.hint(level, self.stride, Hint::Across) };
+                    // The across hint names a node after the link's (or,
+                    // after an insert since `at` was read, `at` itself).
+                    if across.is_some_and(|h| {
                         h != node && self.cmp.compare(self.key_of(h), key) != CmpOrdering::Greater
+                    }) {
+                        return Err(InvariantError::HintNotAfter { level });
+                    }
+                    // SAFETY: as above.
+                    let down = unsafe { from.hint(level, self.stride, Hint::Down) };
+                    // The down hint names a node after the link's when it
+                    // was set, so after `prev` (a racing insert may have
+                    // put one between `prev` and `at` since).
+                    if down.is_some_and(|h| {
+                        prev.is_some_and(|p| {
+                            self.cmp.compare(self.key_of(h), self.key_of(p)) != CmpOrdering::Greater
+                        })
                     }) {
                         return Err(InvariantError::HintNotAfter { level });
                     }
@@ -125,8 +138,8 @@ pub enum InvariantError {
         /// The level.
         level: usize,
     },
-    /// In the prefixed layout, a successor hint beside a link at `level`
-    /// names a node that is not after the one the link points to.
+    /// In the prefixed layout, a hint beside a link at `level` names a node
+    /// that is not after the one the link points to.
     HintNotAfter {
         /// The level.
         level: usize,

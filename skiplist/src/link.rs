@@ -2,7 +2,7 @@
 //! under a `SingleWriter`), repairing stale hints, and the allocation and
 //! checks that come before.
 
-use crate::node::{self, Node, Stride};
+use crate::node::{self, Hint, Node, Stride};
 use crate::splice::{Levels, SingleWriter};
 use crate::sync::Ordering;
 use crate::thread_state::{len_stripe, random_height};
@@ -133,12 +133,12 @@ impl<C: Comparator> SkipList<C> {
                             self.link_prefix(next, level, stride),
                         )
                     };
-                    self.set_hint_before_link(x, next, level, stride);
+                    self.set_hints_before_link(x, next, level, stride);
                     let prev = levels.prev[level].unwrap_or(self.head);
                     // SAFETY: `prev` belongs to this list and has `level`
                     // (it was found at that level, or is the head).
                     if unsafe { prev.cas_next(level, next, x, stride, x_prefix) } {
-                        self.set_hint_after_link(prev, next, level, stride);
+                        self.set_hints_after_link(prev, x, next, level, stride);
                         break;
                     }
                     self.retry_level(key, levels, level);
@@ -170,12 +170,12 @@ impl<C: Comparator> SkipList<C> {
                         self.link_prefix(next, level, stride),
                     )
                 };
-                self.set_hint_before_link(x, next, level, stride);
+                self.set_hints_before_link(x, next, level, stride);
                 let prev = levels.prev[level].unwrap_or(self.head);
                 // SAFETY: `prev` belongs to this list and has `level`; the
                 // caller's `SingleWriter` token makes this the only writer.
                 unsafe { prev.store_next(level, x, stride, x_prefix) };
-                self.set_hint_after_link(prev, next, level, stride);
+                self.set_hints_after_link(prev, x, next, level, stride);
             }
         }
 
@@ -189,25 +189,41 @@ impl<C: Comparator> SkipList<C> {
     }
 
     /// In the prefixed layout above level 0, before `x` is linked ahead of
-    /// `next` at `level`: points `x`'s hint at `next`'s successor (see
-    /// `node`). `next` was compared with the key, so its tower is cached.
+    /// `next` at `level`: points `x`'s hints at `next`'s successors there
+    /// and one level down (see `node`). `next` was compared with the key,
+    /// so its tower is cached.
     #[inline(always)]
-    fn set_hint_before_link(&self, x: Node, next: Option<Node>, level: usize, stride: Stride) {
+    fn set_hints_before_link(&self, x: Node, next: Option<Node>, level: usize, stride: Stride) {
         if stride.prefixed() && level > 0 {
-            let after = next.and_then(|n| self.next_in(Some(n), level, stride));
-            // SAFETY: `x` is ours, has `level`, and the layout is prefixed.
-            unsafe { x.set_hint(level, stride, after) };
+            for (hint, at) in [(Hint::Across, level), (Hint::Down, level - 1)] {
+                let after = next.and_then(|n| self.next_in(Some(n), at, stride));
+                // SAFETY: `x` is ours, has `level`, and the layout is
+                // prefixed.
+                unsafe { x.set_hint(level, stride, hint, after) };
+            }
         }
     }
 
-    /// Once `x` is linked after `prev` at `level`: `prev`'s successor's
-    /// successor is now the old `next`.
+    /// Once `x` is linked between `prev` and `next` at `level`: `prev`'s
+    /// successor's successors are now the old `next` and `x`'s successor
+    /// one level down, where `x` is already linked.
     #[inline(always)]
-    fn set_hint_after_link(&self, prev: Node, next: Option<Node>, level: usize, stride: Stride) {
+    fn set_hints_after_link(
+        &self,
+        prev: Node,
+        x: Node,
+        next: Option<Node>,
+        level: usize,
+        stride: Stride,
+    ) {
         if stride.prefixed() && level > 0 {
+            let down = self.next_in(Some(x), level - 1, stride);
             // SAFETY: `prev` belongs to this list and has `level` (it was
             // found at that level, or is the head); the layout is prefixed.
-            unsafe { prev.set_hint(level, stride, next) };
+            unsafe {
+                prev.set_hint(level, stride, Hint::Across, next);
+                prev.set_hint(level, stride, Hint::Down, down);
+            }
         }
     }
 

@@ -25,21 +25,22 @@
 //!
 //! so that a search can decide to step down without loading the next node.
 //! Level 0 has no prefix: a search ends there on the node it returns, which
-//! it reads anyway. Each link above level 0 also has a successor *hint*
-//! beside its prefix, the node after the next one at that level:
+//! it reads anyway. Each link above level 0, pointing at a node `n`, also
+//! has two *hints* beside its prefix: `n`'s successor at the same level
+//! (across) and one level down (down):
 //!
 //! ```text
-//!  [ link h-1 | prefix h-1 | hint h-1 ] ... [ link 1 | prefix 1 | hint 1 ] [ link 0 ] [ len ] [ key ... ]
+//!  [ link h-1 | prefix h-1 | across h-1 | down h-1 ] ... [ link 1 | prefix 1 | across 1 | down 1 ] [ link 0 ] [ len ] [ key ... ]
 //! ```
 //!
-//! A search that moves right prefetches the hint, so that when it moves
-//! right again at the same level that node is already on its way: two
-//! dependent misses overlap. A hint only steers prefetching and is never
-//! needed for a result. An insert sets its new node's hints to the next
-//! nodes' successors and, once linked, its predecessors' hints to the old
-//! next nodes; the predecessor's predecessor keeps a hint one node too far
-//! (a stale hint names a node further right, or is null), which costs a
-//! prefetch that does not help, nothing else.
+//! A search that moves right to `n` prefetches both, so that whichever
+//! way it goes from `n` (right again, or down and then right) that node is
+//! already on its way: a chain of dependent misses overlaps pairwise. A
+//! hint only steers prefetching and is never needed for a result. An
+//! insert sets its new node's hints from its successor (whose tower it
+//! read to compare keys) and, once linked, its predecessor's; inserts
+//! elsewhere leave some hints stale (naming a node further right, or
+//! null), which costs a prefetch that does not help, nothing else.
 //!
 //! A node is written only before it is published (its links with relaxed
 //! stores, its key with plain writes); afterwards its key never changes and
@@ -70,10 +71,10 @@ pub(crate) const HEIGHT_LIMIT: usize = 24;
 const SLOT: usize = size_of::<AtomicPtr<u8>>();
 /// Bytes per key prefix, in the prefixed layout.
 const PREFIX_SLOT: usize = size_of::<AtomicU64>();
-/// A successor hint, in the prefixed layout: a std atomic even under loom,
-/// which need not explore a value that only steers prefetching.
+/// A hint, in the prefixed layout: a std atomic even under loom, which
+/// need not explore a value that only steers prefetching.
 type HintSlot = std::sync::atomic::AtomicPtr<u8>;
-/// Bytes per successor hint.
+/// Bytes per hint.
 const HINT_SLOT: usize = size_of::<HintSlot>();
 /// Where the key length sits, relative to the handle.
 const LEN_OFFSET: usize = SLOT;
@@ -103,13 +104,34 @@ pub(crate) struct Stride(usize);
 impl Stride {
     /// RocksDB's layout: links only.
     pub(crate) const PLAIN: Stride = Stride(SLOT);
-    /// A key prefix and a successor hint beside each link above level 0.
-    pub(crate) const PREFIXED: Stride = Stride(SLOT + PREFIX_SLOT + HINT_SLOT);
+    /// A key prefix and two hints beside each link above level 0.
+    pub(crate) const PREFIXED: Stride = Stride(SLOT + PREFIX_SLOT + 2 * HINT_SLOT);
 
     /// Whether links above level 0 carry prefixes.
     #[inline(always)]
     pub(crate) fn prefixed(self) -> bool {
         self.0 != SLOT
+    }
+}
+
+/// The two hints beside a link above level 0, in the prefixed layout, each
+/// a node a search may need one step after the link's node `n`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Hint {
+    /// `n`'s successor at the link's level: the node after the next one.
+    Across,
+    /// `n`'s successor one level down: where the search goes if it steps
+    /// down at `n` and then moves right.
+    Down,
+}
+
+impl Hint {
+    /// The hint's offset from its link.
+    const fn offset(self) -> usize {
+        match self {
+            Hint::Across => SLOT + PREFIX_SLOT,
+            Hint::Down => SLOT + PREFIX_SLOT + HINT_SLOT,
+        }
     }
 }
 
@@ -185,15 +207,17 @@ impl Node {
                         .cast::<AtomicU64>()
                         .write(AtomicU64::new(END_PREFIX));
                 }
-                // SAFETY: the hint of level `level > 0` occupies `handle -
-                // level * stride + SLOT + PREFIX_SLOT ..+ HINT_SLOT`, below
-                // link `level - 1`; aligned as above.
-                unsafe {
-                    handle
-                        .sub(level * stride.0)
-                        .add(SLOT + PREFIX_SLOT)
-                        .cast::<HintSlot>()
-                        .write(HintSlot::new(ptr::null_mut()));
+                for hint in [Hint::Across, Hint::Down] {
+                    // SAFETY: the hints of level `level > 0` occupy `handle -
+                    // level * stride + SLOT + PREFIX_SLOT ..+ 2 * HINT_SLOT`,
+                    // below link `level - 1`; aligned as above.
+                    unsafe {
+                        handle
+                            .sub(level * stride.0)
+                            .add(hint.offset())
+                            .cast::<HintSlot>()
+                            .write(HintSlot::new(ptr::null_mut()));
+                    }
                 }
             }
         }
@@ -242,13 +266,13 @@ impl Node {
         }
     }
 
-    /// The successor hint beside this node's link at `level`.
+    /// One of the hints beside this node's link at `level`.
     ///
     /// # Safety
     ///
     /// As for [`Node::prefix_slot`].
     #[inline]
-    unsafe fn hint_slot<'a>(self, level: usize, stride: Stride) -> &'a HintSlot {
+    unsafe fn hint_slot<'a>(self, level: usize, stride: Stride, hint: Hint) -> &'a HintSlot {
         debug_assert!(stride.prefixed() && level > 0);
         // SAFETY: the caller guarantees the slot exists and stays allocated
         // for 'a; `alloc` initialised it as an atomic.
@@ -257,52 +281,63 @@ impl Node {
                 .0
                 .as_ptr()
                 .sub(level * stride.0)
-                .add(SLOT + PREFIX_SLOT)
+                .add(hint.offset())
                 .cast::<HintSlot>()
         }
     }
 
-    /// Starts loading, at `level`, the node the hint beside this node's
-    /// link there names: the one a search moving right twice needs next.
+    /// Starts loading the node a hint beside this node's link at `level`
+    /// names, at the level a search would walk it (`level` across, `level
+    /// - 1` down).
     ///
     /// # Safety
     ///
     /// As for [`Node::prefix_slot`].
     #[inline(always)]
-    pub(crate) unsafe fn prefetch_hint(self, level: usize, stride: Stride) {
+    pub(crate) unsafe fn prefetch_hint(self, level: usize, stride: Stride, hint: Hint) {
         // SAFETY: forwarded to the caller.
-        let slot = unsafe { self.hint_slot(level, stride) };
+        let slot = unsafe { self.hint_slot(level, stride, hint) };
         // Relaxed: the address is only prefetched, never dereferenced.
-        let hint = slot.load(std::sync::atomic::Ordering::Relaxed);
-        if !hint.is_null() {
-            prefetch_read(hint.wrapping_sub(level * stride.0));
+        let node = slot.load(std::sync::atomic::Ordering::Relaxed);
+        if !node.is_null() {
+            let at = match hint {
+                Hint::Across => level,
+                Hint::Down => level - 1,
+            };
+            prefetch_read(node.wrapping_sub(at * stride.0));
         }
     }
 
-    /// The node the hint at `level` names, if any.
+    /// The node a hint at `level` names, if any.
     ///
     /// # Safety
     ///
     /// As for [`Node::prefix_slot`]; the node is published.
     #[inline]
-    pub(crate) unsafe fn hint(self, level: usize, stride: Stride) -> Option<Node> {
+    pub(crate) unsafe fn hint(self, level: usize, stride: Stride, hint: Hint) -> Option<Node> {
         // SAFETY: forwarded to the caller.
-        let slot = unsafe { self.hint_slot(level, stride) };
+        let slot = unsafe { self.hint_slot(level, stride, hint) };
         // Acquire: pairs with `set_hint`'s Release, so the named node (which
         // its writer reached through an Acquire link load) is visible.
         NonNull::new(slot.load(std::sync::atomic::Ordering::Acquire)).map(Node)
     }
 
-    /// Sets the hint at `level` to `node`, a published node of this list
+    /// Points a hint at `level` at `node`, a published node of this list
     /// after this node's successor there (or `None`).
     ///
     /// # Safety
     ///
     /// As for [`Node::prefix_slot`].
     #[inline(always)]
-    pub(crate) unsafe fn set_hint(self, level: usize, stride: Stride, node: Option<Node>) {
+    pub(crate) unsafe fn set_hint(
+        self,
+        level: usize,
+        stride: Stride,
+        hint: Hint,
+        node: Option<Node>,
+    ) {
         // SAFETY: forwarded to the caller.
-        let slot = unsafe { self.hint_slot(level, stride) };
+        let slot = unsafe { self.hint_slot(level, stride, hint) };
         // Release: see `hint`.
         slot.store(as_ptr(node), std::sync::atomic::Ordering::Release);
     }

@@ -101,13 +101,13 @@ impl SkipListOptions {
     ///
     /// On, a lookup or cursor seek decides most steps down from the prefix
     /// alone, without loading the next node: in a large list that is one
-    /// cache miss fewer per level. Beside the prefix sits a hint, the node
-    /// after the next one, which a search moving right prefetches, so that
-    /// a second move right at the same level finds its node on the way. It
-    /// costs 16 bytes per link above level 0 (a third of the nodes have one
-    /// with branching 4, half with branching 2) and, per insert, the prefix
-    /// of each new successor, an atomic minimum beside each link CAS and
-    /// two hint stores. It pays only when the comparator's prefixes
+    /// cache miss fewer per level. Beside the prefix sit two hints, the
+    /// next node's successors at that level and one level down, which a
+    /// search moving right prefetches, so that its next step finds its node
+    /// on the way. It costs 24 bytes per link above level 0 (a third of the
+    /// nodes have one with branching 4, half with branching 2) and, per
+    /// insert, the prefix of each new successor, an atomic minimum beside
+    /// each link CAS and four hint stores per level above 0. It pays only when the comparator's prefixes
     /// differ between most neighbouring keys; with the default `key_prefix`
     /// (0 for every key) it settles nothing.
     ///

@@ -1,7 +1,7 @@
 //! Searches: the walks that find a node, or the splice around a key, with
 //! the prefetching that overlaps their cache misses.
 
-use crate::node::{Node, Stride};
+use crate::node::{Hint, Node, Stride};
 use crate::splice::Levels;
 use crate::sync::Ordering;
 use crate::{Comparator, SkipList};
@@ -128,10 +128,14 @@ impl<C: Comparator> SkipList<C> {
             CmpOrdering::Greater => match next {
                 Some(n) => {
                     if PREFETCH {
-                        // The node after `n`, should the search move right
-                        // again here: its miss overlaps with `n`'s.
+                        // The nodes after `n`, here and one level down, for
+                        // the step after `n`: their misses overlap with
+                        // `n`'s.
+                        let at = at.unwrap_or(self.head);
                         // SAFETY: as above.
-                        unsafe { at.unwrap_or(self.head).prefetch_hint(level, stride) };
+                        unsafe { at.prefetch_hint(level, stride, Hint::Across) };
+                        // SAFETY: as above.
+                        unsafe { at.prefetch_hint(level, stride, Hint::Down) };
                     }
                     PrefixStep::Right(n)
                 }

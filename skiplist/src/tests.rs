@@ -2,6 +2,7 @@
 //! (`MIRIFLAGS=-Zmiri-strict-provenance cargo +nightly miri test -p inline-skiplist --lib`).
 
 use super::*;
+use crate::node::Hint;
 use std::collections::BTreeSet;
 
 /// A few hundred keys natively, a few dozen under miri.
@@ -666,7 +667,7 @@ fn key_prefixes_with_a_comparator_that_has_none() {
 }
 
 #[test]
-fn successor_hints_name_nodes_after_the_next_one() {
+fn hints_name_nodes_after_the_next_one() {
     let n = scaled(3000, 200) as u32;
     let options = SkipListOptions::new()
         .with_branching(2)
@@ -677,26 +678,44 @@ fn successor_hints_name_nodes_after_the_next_one() {
         assert!(list.insert(&(i * 2).to_be_bytes()));
     }
     list.check_invariants().unwrap();
-    // Random inserts leave most hints exact (the rest name a node further
-    // right): a search moving right twice has its second node prefetched.
-    let (mut links, mut exact) = (0, 0);
+    // Random inserts leave about half the hints exact (the rest name a node
+    // further right): a search has the node after the next one prefetched.
+    let (mut links, mut across, mut down) = (0, 0, 0);
     for level in 1..list.current_max_height() {
         let mut at = None;
         while let Some(next) = list.next_of(at, level) {
             links += 1;
-            // SAFETY: `at` (or the head) has `level`, prefixed layout.
-            let hint = unsafe { at.unwrap_or(list.head).hint(level, list.stride) };
-            exact += usize::from(hint == list.next_of(Some(next), level));
+            let from = at.unwrap_or(list.head);
+            // SAFETY: `from` has `level`, prefixed layout.
+            let hints = unsafe {
+                (
+                    from.hint(level, list.stride, Hint::Across),
+                    from.hint(level, list.stride, Hint::Down),
+                )
+            };
+            across += usize::from(hints.0 == list.next_of(Some(next), level));
+            down += usize::from(hints.1 == list.next_of(Some(next), level - 1));
             at = Some(next);
         }
     }
-    assert!(exact * 3 >= links, "{exact} of {links} hints exact");
+    assert!(
+        across * 3 >= links,
+        "{across} of {links} across hints exact"
+    );
+    assert!(down * 3 >= links, "{down} of {links} down hints exact");
     // A hint that does not name a node after the next is caught.
     let first = list.next_of(None, 1).unwrap();
-    // SAFETY: `first` has level 1, prefixed layout.
-    unsafe { first.set_hint(1, list.stride, Some(first)) };
-    assert_eq!(
-        list.check_invariants(),
-        Err(InvariantError::HintNotAfter { level: 1 })
-    );
+    for hint in [Hint::Across, Hint::Down] {
+        // SAFETY: `first` has level 1, prefixed layout.
+        let kept = unsafe { first.hint(1, list.stride, hint) };
+        // SAFETY: as above.
+        unsafe { first.set_hint(1, list.stride, hint, Some(first)) };
+        assert_eq!(
+            list.check_invariants(),
+            Err(InvariantError::HintNotAfter { level: 1 })
+        );
+        // SAFETY: as above.
+        unsafe { first.set_hint(1, list.stride, hint, kept) };
+        list.check_invariants().unwrap();
+    }
 }
