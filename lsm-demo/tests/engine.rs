@@ -2,7 +2,7 @@
 //! many writers.
 
 mod common;
-use common::{scan, scan_reverse};
+use common::{log_files, scan, scan_reverse};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -239,16 +239,6 @@ fn recovers_after_flush_and_compaction() {
     for (k, v) in model.iter().step_by(37) {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
     }
-}
-
-fn log_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "log"))
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]

@@ -5,10 +5,12 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use lsm_demo::wal::{DBRecoveryMode, read_all};
-use lsm_demo::{DB, IteratorMode, Options, WriteOptions};
+use lsm_demo::{DB, Options, WriteOptions};
+
+mod common;
+use common::{log_files, scan};
 
 fn options() -> Options {
     let mut o = Options::default();
@@ -20,22 +22,7 @@ fn options() -> Options {
 }
 
 fn contents(db: &DB) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    db.iterator(IteratorMode::Start)
-        .map(|kv| {
-            let (k, v) = kv.unwrap();
-            (k.to_vec(), v.to_vec())
-        })
-        .collect()
-}
-
-fn logs(dir: &Path) -> Vec<PathBuf> {
-    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "log"))
-        .collect();
-    logs.sort();
-    logs
+    scan(db).into_iter().collect()
 }
 
 /// Four threads of puts, every seventh synced; returns what they wrote.
@@ -75,7 +62,7 @@ fn mapped_logs_replay_after_a_close_and_after_a_zero_tail() {
 
     // A clean close (and a move to a new log) cuts the log back to its
     // records and syncs: no log ends in zeros that a power loss could keep.
-    for log in logs(dir.path()) {
+    for log in log_files(dir.path()) {
         let read = read_all(
             std::fs::read(&log).unwrap(),
             DBRecoveryMode::AbsoluteConsistency,
@@ -89,7 +76,7 @@ fn mapped_logs_replay_after_a_close_and_after_a_zero_tail() {
 
     // What a killed process leaves: zeros after the last record of the
     // newest log (the rest of its mapped window).
-    let newest = logs(dir.path()).pop().unwrap();
+    let newest = log_files(dir.path()).pop().unwrap();
     let mut log = std::fs::OpenOptions::new()
         .append(true)
         .open(&newest)

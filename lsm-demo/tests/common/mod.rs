@@ -152,6 +152,17 @@ pub fn restore_into(fs: &FaultInjectionFs, files: &Snapshot) {
     }
 }
 
+/// The log files in `dir`, oldest first.
+pub fn log_files(dir: &Path) -> Vec<PathBuf> {
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    logs.sort();
+    logs
+}
+
 /// Every `(key, value)` of `db`, read forward.
 pub fn scan(db: &lsm_demo::DB) -> Vec<(Vec<u8>, Vec<u8>)> {
     db.iterator(lsm_demo::IteratorMode::Start)
