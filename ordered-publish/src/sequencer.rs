@@ -8,11 +8,23 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{AtomicU64, Mutex, MutexGuard};
+use crate::sync::{AtomicU64, AtomicU128, Mutex, MutexGuard};
 use crate::tracker::Tracker;
 
-/// Bit 63 of `next`: new reservations wait (see [`Sequencer::close`]).
+/// Bit 63 of the next sequence number: new reservations wait (see
+/// [`Sequencer::close`]).
 const CLOSED: u64 = 1 << 63;
+
+/// `Reservations::next` holds the next sequence number (and the
+/// [`CLOSED`] bit) in its high half and the byte count in its low half.
+fn pack(seq: u64, bytes: u64) -> u128 {
+    u128::from(seq) << 64 | u128::from(bytes)
+}
+
+/// The next sequence number with the [`CLOSED`] bit, and the byte count.
+fn unpack(next: u128) -> (u64, u64) {
+    ((next >> 64) as u64, next as u64)
+}
 
 /// One past the largest sequence number a [`Sequencer`] hands out: numbers
 /// are below 2^63.
@@ -64,8 +76,10 @@ pub struct Sequencer {
 
 /// The reservation side of a [`Sequencer`].
 struct Reservations {
-    /// The next number to hand out, and the [`CLOSED`] bit.
-    next: AtomicU64,
+    /// The next number to hand out with the [`CLOSED`] bit, and the byte
+    /// count (see [`pack`]): one word, so that one compare-and-swap takes
+    /// both.
+    next: AtomicU128,
     /// A range may start up to here: the published position as some
     /// reservation last read it, plus the ring's mask. It only trails the
     /// real limit, so a reservation below it needs no look at the published
@@ -76,10 +90,11 @@ struct Reservations {
 impl fmt::Debug for Sequencer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Relaxed: a snapshot for display only.
-        let next = self.res.next.load(Relaxed);
+        let (next, bytes) = unpack(self.res.next.load(Relaxed));
         f.debug_struct("Sequencer")
             .field("next", &(next & !CLOSED))
             .field("closed", &(next & CLOSED != 0))
+            .field("bytes", &bytes)
             .field("tracker", &self.tracker)
             .finish()
     }
@@ -110,7 +125,7 @@ impl Sequencer {
         let tracker = Tracker::new(first, capacity);
         Sequencer {
             res: CachePadded::new(Reservations {
-                next: AtomicU64::new(first),
+                next: AtomicU128::new(pack(first, 0)),
                 room_until: AtomicU64::new(first + tracker.mask()),
             }),
             tracker,
@@ -171,13 +186,45 @@ impl Sequencer {
     /// assert_eq!(seq.reserve(5), 9..14);
     /// ```
     pub fn reserve(&self, n: u64) -> Range<u64> {
+        self.reserve_with_bytes(n, 0).0
+    }
+
+    /// [`reserve`](Self::reserve)s `n` sequence numbers and, in the same
+    /// compare-and-swap, `bytes` of the sequencer's byte count: the byte
+    /// ranges come in the order of the sequence ranges, with no gap. For
+    /// work that fills a buffer in sequence order (a log whose writers copy
+    /// their records at the places they reserve, each record in the order
+    /// of its sequence numbers). The count starts at 0, and only a
+    /// [`Closed`] guard sets it elsewhere ([`Closed::restart_bytes`]).
+    ///
+    /// The sequence range must be finished as `reserve`'s; the bytes need
+    /// nothing. An empty sequence range takes no slot, so it never waits
+    /// for room, only while the sequencer is closed (unless `bytes` is 0
+    /// too: then it takes nothing at all).
+    ///
+    /// # Panics
+    ///
+    /// If the sequence range would pass [`SEQUENCE_LIMIT`], or the byte
+    /// count 2^64.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let seq = ordered_publish::Sequencer::new(7, 16);
+    /// assert_eq!(seq.reserve_with_bytes(2, 100), (7..9, 0..100));
+    /// assert_eq!(seq.reserve(1), 9..10); // no bytes
+    /// assert_eq!(seq.reserve_with_bytes(1, 30), (10..11, 100..130));
+    /// assert_eq!(seq.reserved_bytes(), 130);
+    /// ```
+    pub fn reserve_with_bytes(&self, n: u64, bytes: u64) -> (Range<u64>, Range<u64>) {
         let mask = self.tracker.mask();
         // Relaxed: the compare-and-swap below decides; this only guesses.
         let mut next = self.res.next.load(Relaxed);
         loop {
-            let start = next & !CLOSED;
-            if n == 0 {
-                return start..start;
+            let (seq, at) = unpack(next);
+            let start = seq & !CLOSED;
+            if n == 0 && bytes == 0 {
+                return (start..start, at..at);
             }
             // Acquire: the slot our range will use last held the end of a
             // range `capacity` numbers back, published by the position that
@@ -185,13 +232,14 @@ impl Sequencer {
             // raise); so that store comes before ours in the slot's
             // modification order (with Relaxed, loom finds the old end
             // overwriting our new one). A stale limit can only make the
-            // ring look fuller than it is.
-            let room =
-                start <= self.res.room_until.load(Acquire) || self.raise_room_until(start, mask);
-            if next & CLOSED != 0 || !room {
+            // ring look fuller than it is. An empty range uses no slot.
+            let room = n == 0
+                || start <= self.res.room_until.load(Acquire)
+                || self.raise_room_until(start, mask);
+            if seq & CLOSED != 0 || !room {
                 self.tracker.wait_until(|| {
                     // Relaxed: only a reason to try the compare-and-swap.
-                    let now = self.res.next.load(Relaxed);
+                    let (now, _) = unpack(self.res.next.load(Relaxed));
                     now & CLOSED == 0 && now.saturating_sub(self.tracker.published()) <= mask
                 });
                 next = self.res.next.load(Relaxed);
@@ -201,15 +249,32 @@ impl Sequencer {
                 .checked_add(n)
                 .filter(|&end| end <= SEQUENCE_LIMIT)
                 .expect("sequence numbers exhausted (2^63)");
+            let bytes_end = at.checked_add(bytes).expect("byte count exhausted (2^64)");
             match self
                 .res
                 .next
-                .compare_exchange_weak(next, end, Acquire, Relaxed)
+                .compare_exchange_weak(next, pack(end, bytes_end), Acquire, Relaxed)
             {
-                Ok(_) => return start..end,
+                Ok(_) => return (start..end, at..bytes_end),
                 Err(current) => next = current,
             }
         }
+    }
+
+    /// The byte count: where the next
+    /// [`reserve_with_bytes`](Self::reserve_with_bytes) range starts.
+    ///
+    /// Relaxed: a snapshot, ordered with nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let seq = ordered_publish::Sequencer::new(0, 16);
+    /// let (_, bytes) = seq.reserve_with_bytes(1, 12);
+    /// assert_eq!((bytes, seq.reserved_bytes()), (0..12, 12));
+    /// ```
+    pub fn reserved_bytes(&self) -> u64 {
+        unpack(self.res.next.load(Relaxed)).1
     }
 
     /// Looks at the published position (Acquire: see `reserve`) and raises
@@ -247,7 +312,7 @@ impl Sequencer {
     /// ```
     pub fn finish(&self, range: Range<u64>) {
         debug_assert!(
-            range.is_empty() || range.end <= self.res.next.load(Relaxed) & !CLOSED,
+            range.is_empty() || range.end <= unpack(self.res.next.load(Relaxed)).0 & !CLOSED,
             "not reserved"
         );
         self.tracker.finish(range);
@@ -318,7 +383,8 @@ impl Sequencer {
         // AcqRel: Acquire orders our read of `end` after every reservation
         // before it in `next`'s order; Release is not needed by anyone but
         // keeps the pair with `Closed::drop` simple to argue.
-        let end = self.res.next.fetch_or(CLOSED, AcqRel) & !CLOSED;
+        let (end, _) = unpack(self.res.next.fetch_or(pack(CLOSED, 0), AcqRel));
+        let end = end & !CLOSED;
         self.wait_published(end);
         Closed {
             seq: self,
@@ -366,13 +432,44 @@ impl Closed<'_> {
     pub fn published(&self) -> u64 {
         self.seq.published()
     }
+
+    /// Sets the byte count, where the next
+    /// [`reserve_with_bytes`](Sequencer::reserve_with_bytes) range starts
+    /// (say, at the end of a new log's header, once the old log is full).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let seq = ordered_publish::Sequencer::new(0, 8);
+    /// seq.reserve_with_bytes(1, 500);
+    /// seq.close().restart_bytes(20);
+    /// assert_eq!(seq.reserve_with_bytes(1, 10), (1..2, 20..30));
+    /// ```
+    pub fn restart_bytes(&self, at: u64) {
+        // Relaxed: while closed, only a closer writes the word (waiting
+        // reservations only read it); the guard's drop (Release) publishes
+        // the new count with the reopening.
+        let mut next = self.seq.res.next.load(Relaxed);
+        loop {
+            let (seq, _) = unpack(next);
+            match self
+                .seq
+                .res
+                .next
+                .compare_exchange_weak(next, pack(seq, at), Relaxed, Relaxed)
+            {
+                Ok(_) => return,
+                Err(now) => next = now,
+            }
+        }
+    }
 }
 
 impl Drop for Closed<'_> {
     fn drop(&mut self) {
         // Release: a reservation that reads the cleared bit (Acquire) sees
         // what the closer did meanwhile.
-        self.seq.res.next.fetch_and(!CLOSED, Release);
+        self.seq.res.next.fetch_and(!pack(CLOSED, 0), Release);
         self.seq.tracker.wake_waiters();
     }
 }

@@ -133,6 +133,45 @@ fn close_orders_reservations_around_the_closers_work() {
     });
 }
 
+/// Two writers reserve numbers and bytes in one step while a closer
+/// restarts the byte count: the byte ranges follow the sequence ranges'
+/// order with no gap, from 0 before the close and from the new count after
+/// it (a log whose writers copy at the places they reserve, switched to a
+/// new file).
+#[test]
+fn bytes_follow_sequence_order_across_a_restart() {
+    loom::model(|| {
+        let seq = Arc::new(Sequencer::new(0, 4));
+        let writers: Vec<_> = (0..2u64)
+            .map(|t| {
+                let seq = seq.clone();
+                thread::spawn(move || {
+                    let (r, bytes) = seq.reserve_with_bytes(1, 10 + t);
+                    assert_eq!(bytes.end - bytes.start, 10 + t);
+                    seq.finish(r.clone());
+                    (r, bytes)
+                })
+            })
+            .collect();
+        let closed_at = {
+            let closed = seq.close();
+            closed.restart_bytes(1000);
+            closed.published()
+        };
+        let mut got: Vec<_> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+        got.sort_by_key(|(r, _)| r.start);
+        let mut at = 0;
+        for (r, bytes) in &got {
+            if r.start == closed_at {
+                at = 1000;
+            }
+            assert_eq!(bytes.start, at, "a gap or an overlap before {r:?}");
+            at = bytes.end;
+        }
+        assert_eq!(seq.reserved_bytes(), at.max(1000));
+    });
+}
+
 /// With a ring of two, a third reservation waits (maybe asleep) until the
 /// first range is published.
 #[test]
