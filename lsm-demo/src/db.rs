@@ -8,7 +8,9 @@
 //!        and a closed sequencer; stall while flushes fall behind)
 //!     ─► reserve sequence numbers ─► post the framed record to the log
 //!        queue (without the log: nothing, the queue skips finished ranges
-//!        nobody posted); one writer at a time drains it
+//!        nobody posted); one writer at a time drains it. With a mapped
+//!        log (`allow_mmap_writes`), reserve the record's bytes in the log
+//!        with the numbers instead, and copy it there (`direct_log`)
 //!     ─► insert beside everyone else ─► finish the range
 //!     ─► wait until the sequencer's published position passes the write
 //!        (every earlier write is in too)
@@ -39,7 +41,7 @@
 //! | room in the memtable | `state` mutex (lock, unlock) and the arena's size counters read | a load of the memtable-full flag, set now and then by a writer | the same |
 //! | the memtable | `state` mutex (lock, unlock), `Arc<Version>` clone and drop, an `Arc<Memtable>` per member | none: a pointer, replaced only while the sequencer is closed | the same |
 //! | sequence numbers | a counter in the log state, under its mutex | the sequencer's compare-and-swap; the room in its ring checked against a limit on the same line (until 2026-12-05 a load of the published position, a line every finish writes) | the same |
-//! | the log record | the leader frames and appends one record for the group, under the `log` mutex | framed by the writer itself; posted with a compare-and-swap on a queue slot and a store to the posted position (or a ring slot), a fence; appended by whoever drains, one `log` mutex lock and one append per pass, then the queue's drained position moves (a store; until session 18 also a separate written position: a swap, a store, a fence) | none: the queue counts the range skipped once it is finished (until 2026-12-05 a skip was posted and drained: a slot, the posted position, the drain lock) |
+//! | the log record | the leader frames and appends one record for the group, under the `log` mutex | framed by the writer itself; posted with a compare-and-swap on a queue slot and a store to the posted position (or a ring slot), a fence; appended by whoever drains, one `log` mutex lock and one append per pass, then the queue's drained position moves (a store; until session 18 also a separate written position: a swap, a store, a fence). With a mapped log (since session 19): none of that; the record's bytes come with the sequence numbers' compare-and-swap (128 bits), the writer copies it (the lines it shares with its neighbours' records) and raises the log's written end (a `fetch_max`); every megabyte or so one writer grows the log under the `log` mutex | none: the queue counts the range skipped once it is finished (until 2026-12-05 a skip was posted and drained: a slot, the posted position, the drain lock) |
 //! | the write group | joining and leaving its queue, the publish turn | none | none |
 //! | the memtable insert | the skiplist's links, the arena shard's bump | the same | the same |
 //! | visibility | one store of the visible sequence per group | finishing the range: a store to the published position (or a ring slot), a fence | the same |
@@ -58,7 +60,7 @@ use parking_lot::{Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use crate::batch::WriteBatch;
-use crate::env::{FileLock, FileSystem};
+use crate::env::{FileLock, FileSystem, SharedMappedFile};
 use crate::error::{Error, Result};
 use crate::info_log::InfoLog;
 use crate::manifest::{Manifest, write_manifest};
@@ -70,6 +72,7 @@ use ordered_publish::{OrderedQueue, Sequencer};
 
 mod background;
 mod bg_error;
+mod direct_log;
 mod iter;
 mod manual_compaction;
 mod memtable_switch;
@@ -128,6 +131,10 @@ pub struct Shared {
     log_failed_from: AtomicU64,
     /// The log file, its sync handle, the drain buffer.
     log: CachePadded<Mutex<LogFile>>,
+    /// The current log's shared half (`LogFile::shared`) when writers copy
+    /// their own records into it, else null: only replaced while `seq` is
+    /// closed (see `direct_log`).
+    direct_log: AtomicPtr<SharedMappedFile>,
     /// The mutable memtable: points into the `Arc` of `State::version.mem`,
     /// and is only replaced while `seq` is closed.
     current_mem: AtomicPtr<Memtable>,
@@ -549,8 +556,14 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         if !sync {
             return self.shared.check_bg_error();
         }
-        let logged = self.shared.log_queue.taken();
-        self.shared.sync_log(logged)
+        // Every acknowledged write is published; with direct copies, every
+        // record below the published position is in the log.
+        let logged = if self.shared.copies_directly() {
+            self.shared.seq.published()
+        } else {
+            self.shared.log_queue.taken()
+        };
+        self.shared.sync_log(logged, logged)
     }
 
     /// Flushes every memtable to table files and waits for it.
@@ -650,7 +663,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             base_level: st.bg.shape.base_level,
             pending_compaction_bytes: st.bg.pending_compaction_bytes,
             write_stalls: st.bg.stalls,
-            log_bytes_written: self.shared.log.lock().bytes_written,
+            log_bytes_written: self.shared.log.lock().total_bytes_written(),
             immutable_memtables: v.imm.len(),
             memtable_bytes: mem_bytes,
             memtable_entries: mem_entries,

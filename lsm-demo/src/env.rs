@@ -54,6 +54,41 @@ mod fault;
 mod mapped;
 mod posix;
 pub use fault::{FaultInjectionFs, FaultOp, InjectedFault};
+#[cfg(target_os = "linux")]
+pub use mapped::SharedMappedFile;
+
+/// Off Linux no file is shared between writers (see the Linux docs of this
+/// type): it has no values, and [`WritableFile::shared_writes`] is `None`.
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug)]
+pub enum SharedMappedFile {}
+
+#[cfg(not(target_os = "linux"))]
+impl SharedMappedFile {
+    /// Never runs: the type has no values.
+    ///
+    /// # Safety
+    ///
+    /// None: it cannot be called.
+    pub unsafe fn write_at(&self, _: u64, _: &[u8]) -> io::Result<()> {
+        match *self {}
+    }
+
+    /// Never runs: the type has no values.
+    pub fn grown(&self) -> u64 {
+        match *self {}
+    }
+
+    /// Never runs: the type has no values.
+    pub fn written(&self) -> u64 {
+        match *self {}
+    }
+
+    /// Never runs: the type has no values.
+    pub fn grow_to(&self, _: u64) -> io::Result<()> {
+        match *self {}
+    }
+}
 pub use posix::PosixFs;
 
 /// A file open for appending.
@@ -165,6 +200,24 @@ pub trait WritableFile: Send + fmt::Debug {
     /// assert_eq!(fs.unsynced_bytes(Path::new("log")), Some(0));
     /// ```
     fn sync_handle(&self) -> io::Result<Arc<dyn FileSync>>;
+
+    /// The file's half that many threads write at once, each at offsets
+    /// it reserved, if it has one: a file made by
+    /// [`FileSystem::create_mapped`] on a file system that maps files. While
+    /// anyone writes through it, this handle must neither append nor sync.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let log = fs.create_mapped(Path::new("log")).unwrap();
+    /// assert!(log.shared_writes().is_none()); // written only through the handle
+    /// ```
+    fn shared_writes(&self) -> Option<Arc<SharedMappedFile>> {
+        None
+    }
 }
 
 /// Syncs a file, from any thread: see [`WritableFile::sync_handle`].

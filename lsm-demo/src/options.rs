@@ -513,17 +513,25 @@ impl Options {
         self.wal_recovery_mode = mode;
         self
     }
-    /// RocksDB's `allow_mmap_writes`, for the log: records are copied into
-    /// a shared memory map of the log file instead of written with a
-    /// `pwrite` each (see [`FileSystem::create_mapped`]; on a file system
-    /// that cannot map, or off Linux, the log is written as before). The
-    /// guarantees stay: a record is in the operating system before its
-    /// write returns (it survives a crash of the process), and a `sync`
-    /// write returns once `fdatasync` made it durable. Tables are written
-    /// as before. Default: off, as in RocksDB.
+    /// RocksDB's `allow_mmap_writes`, for the log: each writer copies its
+    /// record into a shared memory map of the log file, at bytes it
+    /// reserves together with its sequence numbers, instead of records being
+    /// written with a `pwrite` per drain pass (see
+    /// [`FileSystem::create_mapped`]; on a file system that cannot map, or
+    /// off Linux, the log is written as before). The guarantees stay: a
+    /// record is in the operating system before its write returns (it
+    /// survives a crash of the process), log order is sequence order, and a
+    /// `sync` write returns once `fdatasync` made it durable. Tables are
+    /// written as before. Default: off, as in RocksDB.
     ///
-    /// After a crash the log ends in zeros (the rest of its last mapped
-    /// window), a torn tail to recovery: so this needs a recovery mode
+    /// One difference on failure: a write that fails because the log
+    /// failed before it (a failed `fdatasync`) may have been copied into
+    /// the log already, so recovery may bring it back, as with any write
+    /// whose outcome an I/O error left unknown.
+    ///
+    /// After a crash the log ends in zeros (the rest of what it was grown
+    /// to, and the bytes of writers that had reserved but not copied), a
+    /// torn tail to recovery: so this needs a recovery mode
     /// other than [`DBRecoveryMode::AbsoluteConsistency`]. A disk error
     /// met through the map (reading back the log's last page) kills the
     /// process with `SIGBUS`, where a `pwrite` would return an error.

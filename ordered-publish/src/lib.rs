@@ -8,7 +8,11 @@
 //! Writers [`reserve`](Sequencer::reserve) a range of numbers with one
 //! compare-and-swap, do their work concurrently (insert into a concurrent
 //! memtable, copy into a log buffer), and [`finish`](Sequencer::finish) the
-//! range. The [published](Sequencer::published) position is the end of the
+//! range. With [`reserve_with_bytes`](Sequencer::reserve_with_bytes) the
+//! same compare-and-swap also takes a range of bytes, in sequence order:
+//! writers that copy records into one log buffer at those bytes fill it in
+//! sequence order without a lock. The [published](Sequencer::published)
+//! position is the end of the
 //! longest finished prefix: it never passes a range that is still being
 //! worked on, so a reader that stops at it never sees half of anybody's
 //! work, and everything before it is complete. A writer that must see its
@@ -85,7 +89,8 @@
 //! # Verification
 //!
 //! loom models of finishing in any order with the work published, sleeping
-//! waiters, closing around a switch, a full ring, and posting and draining
+//! waiters, closing around a switch, a full ring, bytes reserved in
+//! sequence order across a restart, and posting and draining
 //! all three ways (`tests/loom.rs`, `LOOM_MAX_PREEMPTIONS=2`; they fail if
 //! `finish`'s fence, the drain's fence or its second look,
 //! `drain_until`'s wake-up after letting go, or the skipping drain's skip

@@ -85,6 +85,9 @@ struct Reservations {
     /// real limit, so a reservation below it needs no look at the published
     /// position, whose line every finish writes.
     room_until: AtomicU64,
+    /// Byte ranges end at or below it (see
+    /// [`Sequencer::reserve_with_bytes`]).
+    byte_limit: AtomicU64,
 }
 
 impl fmt::Debug for Sequencer {
@@ -127,6 +130,7 @@ impl Sequencer {
             res: CachePadded::new(Reservations {
                 next: AtomicU128::new(pack(first, 0)),
                 room_until: AtomicU64::new(first + tracker.mask()),
+                byte_limit: AtomicU64::new(u64::MAX),
             }),
             tracker,
             closing: Mutex::new(()),
@@ -186,7 +190,10 @@ impl Sequencer {
     /// assert_eq!(seq.reserve(5), 9..14);
     /// ```
     pub fn reserve(&self, n: u64) -> Range<u64> {
-        self.reserve_with_bytes(n, 0).0
+        let (range, _) = self
+            .reserve_with_bytes(n, 0)
+            .expect("an empty byte range is within any limit");
+        range
     }
 
     /// [`reserve`](Self::reserve)s `n` sequence numbers and, in the same
@@ -196,6 +203,12 @@ impl Sequencer {
     /// their records at the places they reserve, each record in the order
     /// of its sequence numbers). The count starts at 0, and only a
     /// [`Closed`] guard sets it elsewhere ([`Closed::restart_bytes`]).
+    ///
+    /// Byte ranges end at or below the byte limit (unlimited unless set,
+    /// [`raise_byte_limit`](Self::raise_byte_limit)): `None`, reserving
+    /// nothing, when this one would pass it. The buffer's owner makes room
+    /// (grows a file), raises the limit, and the caller tries again, holding
+    /// no range meanwhile, so nobody waits for it.
     ///
     /// The sequence range must be finished as `reserve`'s; the bytes need
     /// nothing. An empty sequence range takes no slot, so it never waits
@@ -211,20 +224,32 @@ impl Sequencer {
     ///
     /// ```
     /// let seq = ordered_publish::Sequencer::new(7, 16);
-    /// assert_eq!(seq.reserve_with_bytes(2, 100), (7..9, 0..100));
-    /// assert_eq!(seq.reserve(1), 9..10); // no bytes
-    /// assert_eq!(seq.reserve_with_bytes(1, 30), (10..11, 100..130));
+    /// let a = seq.reserve_with_bytes(2, 100).unwrap();
+    /// assert_eq!(a, (7..9, 0..100));
+    /// let b = seq.reserve(1); // no bytes
+    /// let c = seq.reserve_with_bytes(1, 30).unwrap();
+    /// assert_eq!(c, (10..11, 100..130));
     /// assert_eq!(seq.reserved_bytes(), 130);
+    /// for range in [a.0, b, c.0] {
+    ///     seq.finish(range);
+    /// }
+    /// seq.close().restart_bytes(0, 50); // a close waits for every range
+    /// assert_eq!(seq.byte_limit(), 50);
+    /// assert_eq!(seq.reserve_with_bytes(1, 60), None); // past 50
+    /// assert_eq!(seq.reserve_with_bytes(1, 40), Some((11..12, 0..40)));
     /// ```
-    pub fn reserve_with_bytes(&self, n: u64, bytes: u64) -> (Range<u64>, Range<u64>) {
+    pub fn reserve_with_bytes(&self, n: u64, bytes: u64) -> Option<(Range<u64>, Range<u64>)> {
         let mask = self.tracker.mask();
-        // Relaxed: the compare-and-swap below decides; this only guesses.
-        let mut next = self.res.next.load(Relaxed);
+        // Acquire: the compare-and-swap below decides, but the byte limit
+        // read after this must be the one set for this count (by the
+        // closer that restarted it, whose reopening this then acquires),
+        // not an older one.
+        let mut next = self.res.next.load(Acquire);
         loop {
             let (seq, at) = unpack(next);
             let start = seq & !CLOSED;
             if n == 0 && bytes == 0 {
-                return (start..start, at..at);
+                return Some((start..start, at..at));
             }
             // Acquire: the slot our range will use last held the end of a
             // range `capacity` numbers back, published by the position that
@@ -242,7 +267,8 @@ impl Sequencer {
                     let (now, _) = unpack(self.res.next.load(Relaxed));
                     now & CLOSED == 0 && now.saturating_sub(self.tracker.published()) <= mask
                 });
-                next = self.res.next.load(Relaxed);
+                // Acquire: as above.
+                next = self.res.next.load(Acquire);
                 continue;
             }
             let end = start
@@ -250,12 +276,18 @@ impl Sequencer {
                 .filter(|&end| end <= SEQUENCE_LIMIT)
                 .expect("sequence numbers exhausted (2^63)");
             let bytes_end = at.checked_add(bytes).expect("byte count exhausted (2^64)");
+            // Acquire: whatever the raiser did to make room (a file grown,
+            // mapped) happens before the caller uses the bytes.
+            if bytes > 0 && bytes_end > self.res.byte_limit.load(Acquire) {
+                return None;
+            }
+            // Acquire on failure: as the first load.
             match self
                 .res
                 .next
-                .compare_exchange_weak(next, pack(end, bytes_end), Acquire, Relaxed)
+                .compare_exchange_weak(next, pack(end, bytes_end), Acquire, Acquire)
             {
-                Ok(_) => return (start..end, at..bytes_end),
+                Ok(_) => return Some((start..end, at..bytes_end)),
                 Err(current) => next = current,
             }
         }
@@ -270,11 +302,43 @@ impl Sequencer {
     ///
     /// ```
     /// let seq = ordered_publish::Sequencer::new(0, 16);
-    /// let (_, bytes) = seq.reserve_with_bytes(1, 12);
+    /// let (_, bytes) = seq.reserve_with_bytes(1, 12).unwrap();
     /// assert_eq!((bytes, seq.reserved_bytes()), (0..12, 12));
     /// ```
     pub fn reserved_bytes(&self) -> u64 {
         unpack(self.res.next.load(Relaxed)).1
+    }
+
+    /// Lets byte ranges end up to `limit` (if it is above the current
+    /// limit): for the owner of the buffer the bytes stand for, once it has
+    /// made room up to there.
+    ///
+    /// Release: a reservation that reads the new limit sees what the caller
+    /// did to make room.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let seq = ordered_publish::Sequencer::new(0, 16);
+    /// seq.close().restart_bytes(0, 10);
+    /// assert_eq!(seq.reserve_with_bytes(1, 20), None);
+    /// seq.raise_byte_limit(64);
+    /// assert_eq!(seq.byte_limit(), 64);
+    /// assert_eq!(seq.reserve_with_bytes(1, 20), Some((0..1, 0..20)));
+    /// ```
+    pub fn raise_byte_limit(&self, limit: u64) {
+        self.res.byte_limit.fetch_max(limit, Release);
+    }
+
+    /// The byte limit: how far byte ranges may end now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(ordered_publish::Sequencer::new(0, 4).byte_limit(), u64::MAX);
+    /// ```
+    pub fn byte_limit(&self) -> u64 {
+        self.res.byte_limit.load(Acquire)
     }
 
     /// Looks at the published position (Acquire: see `reserve`) and raises
@@ -434,18 +498,25 @@ impl Closed<'_> {
     }
 
     /// Sets the byte count, where the next
-    /// [`reserve_with_bytes`](Sequencer::reserve_with_bytes) range starts
-    /// (say, at the end of a new log's header, once the old log is full).
+    /// [`reserve_with_bytes`](Sequencer::reserve_with_bytes) range starts,
+    /// and the byte limit (say, at the end of a new log's header, and the
+    /// end of the file grown so far, once the old log is full).
     ///
     /// # Examples
     ///
     /// ```
     /// let seq = ordered_publish::Sequencer::new(0, 8);
-    /// seq.reserve_with_bytes(1, 500);
-    /// seq.close().restart_bytes(20);
-    /// assert_eq!(seq.reserve_with_bytes(1, 10), (1..2, 20..30));
+    /// let (range, _) = seq.reserve_with_bytes(1, 500).unwrap();
+    /// seq.finish(range); // a close waits for every reserved range
+    /// seq.close().restart_bytes(20, 100);
+    /// assert_eq!(seq.reserve_with_bytes(1, 10), Some((1..2, 20..30)));
+    /// assert_eq!(seq.byte_limit(), 100);
     /// ```
-    pub fn restart_bytes(&self, at: u64) {
+    pub fn restart_bytes(&self, at: u64, limit: u64) {
+        // Relaxed: the guard's drop (Release) publishes it with the
+        // reopening, and the reservations that read the new count acquire
+        // that before they read the limit.
+        self.seq.res.byte_limit.store(limit, Relaxed);
         // Relaxed: while closed, only a closer writes the word (waiting
         // reservations only read it); the guard's drop (Release) publishes
         // the new count with the reopening.

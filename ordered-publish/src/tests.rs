@@ -362,3 +362,51 @@ mod queue {
         assert_eq!(written.published(), seq.published(), "a range not drained");
     }
 }
+
+/// Threads reserve numbers and bytes together, some without bytes, under a
+/// byte limit that one of them raises: sorted by sequence, the byte ranges
+/// tile the count with no gap or overlap, and none passes the limit it was
+/// reserved under.
+#[test]
+fn bytes_tile_in_sequence_order_under_a_raised_limit() {
+    let seq = Sequencer::new(1, 64);
+    seq.close().restart_bytes(100, 100 + 64 * 10);
+    let threads = 4;
+    let per_thread = if cfg!(miri) { 20 } else { 2_000 };
+    let got: Vec<(std::ops::Range<u64>, std::ops::Range<u64>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let seq = &seq;
+                s.spawn(move || {
+                    let mut mine = Vec::new();
+                    for i in 0..per_thread {
+                        let bytes = if (t + i) % 5 == 0 { 0 } else { 1 + (t + i) % 9 };
+                        let (range, reserved) = loop {
+                            match seq.reserve_with_bytes(1 + i % 3, bytes) {
+                                Some(r) => break r,
+                                // Make room: the owner's part.
+                                None => seq.raise_byte_limit(seq.reserved_bytes() + 64 * 10),
+                            }
+                        };
+                        assert!(reserved.end <= seq.byte_limit());
+                        seq.finish(range.clone());
+                        mine.push((range, reserved));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let mut got = got;
+    got.sort_by_key(|(range, _)| range.start);
+    let mut at = 100;
+    for (range, bytes) in &got {
+        assert_eq!(bytes.start, at, "bytes of {range:?}");
+        at = bytes.end;
+    }
+    assert_eq!(seq.reserved_bytes(), at);
+}

@@ -146,7 +146,7 @@ fn bytes_follow_sequence_order_across_a_restart() {
             .map(|t| {
                 let seq = seq.clone();
                 thread::spawn(move || {
-                    let (r, bytes) = seq.reserve_with_bytes(1, 10 + t);
+                    let (r, bytes) = seq.reserve_with_bytes(1, 10 + t).unwrap();
                     assert_eq!(bytes.end - bytes.start, 10 + t);
                     seq.finish(r.clone());
                     (r, bytes)
@@ -155,7 +155,7 @@ fn bytes_follow_sequence_order_across_a_restart() {
             .collect();
         let closed_at = {
             let closed = seq.close();
-            closed.restart_bytes(1000);
+            closed.restart_bytes(1000, u64::MAX);
             closed.published()
         };
         let mut got: Vec<_> = writers.into_iter().map(|w| w.join().unwrap()).collect();

@@ -195,7 +195,10 @@ impl Shared {
                 return Err(err);
             }
         }
-        let bytes_written = log.bytes_written;
+        let size = next.writer.as_ref().map_or(0, LogWriter::size);
+        // Before the old log (and its map) goes.
+        self.install_direct_log(closed, next.shared.as_deref(), size);
+        let bytes_written = log.total_bytes_written();
         *log = next;
         log.bytes_written = bytes_written;
         drop(log);

@@ -18,6 +18,7 @@ use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::recovery::{Inventory, create_database, lock_dir, recognise, recover};
 use crate::version::Version;
+use crate::wal::LogWriter;
 use ordered_publish::{OrderedQueue, Sequencer};
 
 impl<T: ThreadMode> DBWithThreadMode<T> {
@@ -148,6 +149,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             durable: CachePadded::new(AtomicU64::new(next_sequence)),
             log_failed_from: AtomicU64::new(u64::MAX),
             log: CachePadded::new(Mutex::new(log)),
+            direct_log: AtomicPtr::new(std::ptr::null_mut()),
             current_mem: AtomicPtr::new(Arc::as_ptr(&version.mem).cast_mut()),
             memtable_full: AtomicBool::new(false),
             insert_lock: Mutex::new(()),
@@ -166,6 +168,12 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             snapshots: Mutex::new(BTreeMap::new()),
             _lock: lock,
         });
+        {
+            let closed = shared.seq.close();
+            let log = shared.log.lock();
+            let size = log.writer.as_ref().map_or(0, LogWriter::size);
+            shared.install_direct_log(&closed, log.shared.as_deref(), size);
+        }
         let background = shared.start_background()?;
         let db = DBWithThreadMode {
             shared,

@@ -10,7 +10,9 @@
 //!          posted); whoever finds the drain free writes every posted
 //!          record, in sequence order, with one append; the others wait for
 //!          it and try again if their record was not in its pass
-//!       ─► wait until the log holds it
+//!       ─► wait until the log holds it (with a mapped log: reserve the
+//!          record's bytes with the sequence numbers and copy it there
+//!          instead, see `direct_log`)
 //!       ─► insert into the memtable, beside everyone else
 //!       ─► finish the range; wait until every earlier range is finished
 //!
@@ -31,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use super::Shared;
 use crate::batch::{GROUP_HEADER_LEN, WriteBatch, group_header};
-use crate::env::FileSync;
+use crate::env::{FileSync, SharedMappedFile};
 use crate::error::{Error, Result};
 use crate::filename::log_path;
 use crate::key::MAX_SEQUENCE;
@@ -48,23 +50,42 @@ pub(crate) struct LogFile {
     pub(crate) number: u64,
     /// Syncs the file from a sync group's leader while appends go on.
     pub(crate) syncer: Option<Arc<dyn FileSync>>,
+    /// The file's half that writers copy their records into, when it has
+    /// one (see `direct_log`): kept here, not only in the writer, so that it
+    /// outlives a writer dropped after a failure while writers still copy.
+    pub(crate) shared: Option<Arc<SharedMappedFile>>,
     /// The bytes of one drain pass, kept between passes.
     buffer: Vec<u8>,
-    /// Bytes appended to the logs since the database was opened.
+    /// Bytes appended to the logs since the database was opened, but for
+    /// the records copied into this log directly (see
+    /// `total_bytes_written`).
     pub(crate) bytes_written: u64,
 }
 
 impl LogFile {
+    /// Bytes of records written to the logs since the database was
+    /// opened.
+    pub(crate) fn total_bytes_written(&self) -> u64 {
+        let copied = self.shared.as_ref().map_or(0, |shared| {
+            shared
+                .written()
+                .saturating_sub(crate::wal::FILE_HEADER_LEN as u64)
+        });
+        self.bytes_written + copied
+    }
+
     pub(crate) fn new(writer: LogWriter, number: u64) -> Result<LogFile> {
         let syncer = Some(
             writer
                 .sync_handle()
                 .map_err(|e| Error::io(format!("opening a sync handle of log {number}"), e))?,
         );
+        let shared = writer.shared_writes();
         Ok(LogFile {
             writer: Some(writer),
             number,
             syncer,
+            shared,
             buffer: Vec::new(),
             bytes_written: 0,
         })
@@ -114,26 +135,39 @@ impl write_group::Commit<SyncItem> for Shared {
         members: &mut write_group::GroupMembers<'_, SyncItem>,
     ) -> Result<write_group::Lead<Range<u64>>> {
         let total: u64 = members.iter().map(|m| m.batch.len() as u64).sum();
-        let range = self.reserve(total)?;
-        let header = group_header(range.start, total as u32);
-        let parts: Vec<&[u8]> = std::iter::once(&header[..])
-            .chain(members.iter().map(|m| m.batch.records()))
-            .collect();
-        let mut record = Vec::new();
-        // The group's bytes are capped below the record limit
-        // (`Options::validate` checks `max_group_bytes`).
-        frame_record(&parts, &mut record).expect("a group within the log record limit");
+        let records: Vec<u8>;
+        let parts: Vec<&[u8]> = members.iter().map(|m| m.batch.records()).collect();
+        let records_len = parts.iter().map(|p| p.len()).sum();
+        let (range, bytes) = self.reserve_logged(total, records_len)?;
+        let target = if let Some(log) = self.direct_log() {
+            records = parts.concat();
+            if let Err(e) = self.copy_record(log, bytes, range.start, total, &records) {
+                return Err(self.fail_log(range, e));
+            }
+            // Every record before ours is in the log once the ranges before
+            // ours are published (each is copied before it is finished).
+            self.seq.wait_published(range.start);
+            range.end
+        } else {
+            let header = group_header(range.start, total as u32);
+            let parts: Vec<&[u8]> = std::iter::once(&header[..]).chain(parts).collect();
+            let mut record = Vec::new();
+            // The group's bytes are capped below the record limit
+            // (`Options::validate` checks `max_group_bytes`).
+            frame_record(&parts, &mut record).expect("a group within the log record limit");
+            self.log_queue
+                .post_skipping(range.clone(), record, self.seq.tracker());
+            // Returns once the pass that took the record has been handled,
+            // whether the append worked or not.
+            self.drain_log(range.end);
+            self.log_queue.taken()
+        };
         let mut first = range.start;
         for m in members.iter_mut() {
             m.first = first;
             first += m.batch.len() as u64;
         }
-        self.log_queue
-            .post_skipping(range.clone(), record, self.seq.tracker());
-        // Returns once the pass that took the record has been handled,
-        // whether the append worked or not.
-        self.drain_log(range.end);
-        if let Err(e) = self.sync_log(range.start) {
+        if let Err(e) = self.sync_log(range.start, target) {
             // Nothing was inserted: the range is finished empty.
             self.seq.finish(range);
             return Err(e);
@@ -173,21 +207,21 @@ impl Shared {
             return self.write_synced(batch);
         }
         let count = batch.len() as u64;
-        let range = self.reserve(count)?;
-        // Without the log, the queue is left alone: the drainers count the
-        // range skipped once it is finished (see `drain_log`).
-        if !wo.disable_wal {
-            let mut record = Vec::new();
-            let header = group_header(range.start, count as u32);
-            // The size was checked against the record limit up front.
-            frame_record(&[&header, batch.records()], &mut record)
-                .expect("a batch within the log record limit");
-            self.log_queue
-                .post_skipping(range.clone(), record, self.seq.tracker());
-            // Returns once the pass that took our record has been handled,
-            // whether the append worked or not.
-            self.drain_log(range.end);
-        }
+        let range = if wo.disable_wal {
+            // Without the log, the queue is left alone: the drainers count
+            // the range skipped once it is finished (see `drain_log`).
+            self.reserve(count)?
+        } else {
+            let (range, bytes) = self.reserve_logged(count, batch.records().len())?;
+            if let Some(log) = self.direct_log() {
+                if let Err(e) = self.copy_record(log, bytes, range.start, count, batch.records()) {
+                    return Err(self.fail_log(range, e));
+                }
+            } else {
+                self.post_and_drain(range.clone(), count, batch);
+            }
+            range
+        };
         if let Err(e) = self.check_logged(range.start) {
             self.seq.finish(range);
             return Err(e);
@@ -222,9 +256,39 @@ impl Shared {
         Ok(())
     }
 
+    /// Posts the record of a batch whose entries are numbered `range` to the
+    /// log queue and sees it written (by this thread's drain pass or
+    /// another's).
+    fn post_and_drain(&self, range: Range<u64>, count: u64, batch: &WriteBatch) {
+        let mut record = Vec::new();
+        let header = group_header(range.start, count as u32);
+        // The size was checked against the record limit up front.
+        frame_record(&[&header, batch.records()], &mut record)
+            .expect("a batch within the log record limit");
+        self.log_queue
+            .post_skipping(range.clone(), record, self.seq.tracker());
+        // Returns once the pass that took our record has been handled,
+        // whether the append worked or not.
+        self.drain_log(range.end);
+    }
+
+    /// A record numbered `range` could not be copied into the log: no
+    /// record may follow it there (recovery stops at the gap), so the log
+    /// is failed from it on, and the range is finished empty. Returns the
+    /// error for the writer.
+    fn fail_log(&self, range: Range<u64>, e: Error) -> Error {
+        self.log.lock().writer = None;
+        // Release: the waiters' Acquire sees it.
+        self.log_failed_from
+            .fetch_min(range.start, Ordering::AcqRel);
+        self.set_bg_error(e.clone());
+        self.seq.finish(range);
+        e
+    }
+
     /// Reserves `count` sequence numbers; refuses (reserving nothing) once
     /// they are exhausted.
-    fn reserve(&self, count: u64) -> Result<Range<u64>> {
+    pub(super) fn reserve(&self, count: u64) -> Result<Range<u64>> {
         let range = self.seq.reserve(count);
         if range.end - 1 > MAX_SEQUENCE {
             self.seq.finish(range);
@@ -269,10 +333,10 @@ impl Shared {
     }
 
     /// Syncs the log for a group whose record starts at `start`, once its
-    /// append has been handled: fails if the append failed, or the sync.
-    pub(super) fn sync_log(&self, start: u64) -> Result<()> {
+    /// append has been handled and every record below `target` is in the
+    /// log: fails if the append failed, or the sync.
+    pub(super) fn sync_log(&self, start: u64, target: u64) -> Result<()> {
         self.check_logged(start)?;
-        let target = self.log_queue.taken();
         // Acquire: a sync by another group that covered us is complete.
         if self.durable.load(Ordering::Acquire) >= target {
             return Ok(());
@@ -477,16 +541,25 @@ mod tests {
 
     /// Many writers, some synced (in groups), some unlogged, across
     /// memtable switches: every log holds its records in sequence order,
-    /// and the logs follow each other in it (replay refuses anything else).
+    /// and the logs follow each other in it (replay refuses anything else),
+    /// whether drain passes write the records or, with `allow_mmap_writes`,
+    /// their writers copy them.
     #[test]
     fn concurrent_writers_fill_the_logs_in_sequence_order() {
-        for buffer in [64 << 10, 64 << 20] {
+        for (buffer, mapped) in [
+            (64 << 10, false),
+            (64 << 20, false),
+            (64 << 10, true),
+            (64 << 20, true),
+        ] {
             let dir = tempfile::tempdir().unwrap();
             let mut o = Options::default();
             o.create_if_missing(true);
             o.set_write_buffer_size(buffer);
             o.set_max_write_buffer_number(64); // keep the logs of frozen memtables a while
+            o.set_allow_mmap_writes(mapped);
             let db = DB::open(&o, dir.path()).unwrap();
+            assert_eq!(db.shared.copies_directly(), mapped);
             let (threads, per_thread) = (4u64, 1500u64);
             let logged = std::sync::atomic::AtomicU64::new(0);
             std::thread::scope(|s| {

@@ -1,162 +1,335 @@
 //! Appends through a shared memory map: [`PosixFs`](super::PosixFs)'s
-//! [`FileSystem::create_mapped`](super::FileSystem::create_mapped) on Linux.
+//! [`FileSystem::create_mapped`](super::FileSystem::create_mapped) on Linux,
+//! and [`SharedMappedFile`], which many threads write at once.
 //!
 //! A `write` per append costs a system call and, when the appends come from
 //! threads on different cores in turn, the kernel's per-file state moving
-//! between those cores with them. A copy into a mapped window of the file
-//! costs neither, and the bytes are in the page cache as soon as it ends,
-//! as after a `write`: they survive a crash of the process. (Figures:
-//! `benches/results/2026-12-05-engine-write-path.md`, Session 17.)
+//! between those cores with them. A copy into a mapping of the file costs
+//! neither, and the bytes are in the page cache as soon as it ends, as after
+//! a `write`: they survive a crash of the process. (Figures:
+//! `benches/results/2026-12-05-engine-write-path.md`, Sessions 17 and 19.)
 //!
-//! The file grows a window at a time: `fallocate` extends it and reserves
-//! the window's blocks first (so a full disk fails that call, never a later
-//! page fault), then the window is mapped `MAP_SHARED`. Windows start at
-//! 64 KiB and double up to 1 MiB; their pages are faulted in 64 KiB at a
-//! time ahead of the appends (`MADV_POPULATE_WRITE`), rather than one fault
-//! per page in the middle of a copy (the engine's drainer copies while
-//! every writer behind it waits). `fdatasync` writes back the pages dirtied
-//! through the map as it does written ones (on Linux `msync(MS_SYNC)` is the
-//! same call on a range), so sync handles are the plain file's. A sync
-//! through the file itself, and dropping it, cut it back to the bytes
-//! appended; after a crash, the rest of the last window stays as zeros,
-//! which log recovery reads as a torn tail.
+//! The file is mapped in chunks of `CHUNK` bytes, each mapped once and kept
+//! until the file is dropped, so an address handed to one writer stays valid
+//! while others extend the file. The file grows `GROW` bytes at a time,
+//! ahead of the writes: `fallocate` extends it and reserves the blocks first
+//! (so a full disk fails that call, never a later page fault), then the new
+//! pages are faulted in writable (`MADV_POPULATE_WRITE`) rather than one
+//! fault per page in the middle of a copy. `fdatasync` writes back the pages
+//! dirtied through the map as it does written ones (on Linux
+//! `msync(MS_SYNC)` is the same call on a range), so sync handles are the
+//! plain file's. A sync through the file itself, and dropping it, cut it
+//! back to the bytes written; after a crash, the rest of the last growth
+//! stays as zeros, which log recovery reads as a torn tail.
 
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::ptr::NonNull;
-use std::sync::Arc;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::posix::{PosixFileSync, sync_data};
 use super::{FileSync, WritableFile, annotate};
 
-/// The first window's size; each later one doubles it, up to `MAX_WINDOW`.
-const FIRST_WINDOW: usize = 64 << 10;
-const MAX_WINDOW: usize = 1 << 20;
-/// Pages are faulted in writable this many bytes at a time, ahead of the
-/// appends: one `madvise` instead of a fault per page, and never inside a
-/// copy (a drainer that faults holds every writer behind it).
-const PREFAULT: usize = 64 << 10;
+/// Bytes per mapping: a file is mapped this much at a time.
+const CHUNK: u64 = 8 << 20;
+/// The most chunks a file has: its largest size is `CHUNKS * CHUNK`
+/// (64 GiB).
+const CHUNKS: usize = 8192;
+/// Bytes the file grows by at least (blocks reserved and pages faulted in).
+const GROW: u64 = 1 << 20;
 
-/// A file appended through mapped windows (see the module docs).
+/// A file that many threads write at once, each at offsets it reserved
+/// (say, with `ordered_publish::Sequencer::reserve_with_bytes`), through a
+/// shared memory map: no lock and no system call per write. Reached through
+/// [`WritableFile::shared_writes`] of a file made by
+/// [`FileSystem::create_mapped`](super::FileSystem::create_mapped).
+///
+/// The file's size is the end of the furthest write. Bytes below it that
+/// nobody wrote read as zeros, which a log reader takes for a torn tail.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::env::{FileSystem, PosixFs};
+///
+/// let path = dir.path().join("log");
+/// let mut file = PosixFs.create_mapped(&path).unwrap();
+/// # #[cfg(target_os = "linux")] {
+/// let shared = file.shared_writes().expect("mapped on Linux");
+/// std::thread::scope(|s| {
+///     let shared = &shared;
+///     // SAFETY: the two ranges do not overlap.
+///     s.spawn(move || unsafe { shared.write_at(3, b"def") }.unwrap());
+///     unsafe { shared.write_at(0, b"abc") }.unwrap();
+/// });
+/// file.sync().unwrap(); // no writer is left: cut back and synced
+/// assert_eq!(std::fs::read(&path).unwrap(), b"abcdef");
+/// # }
+/// ```
 #[derive(Debug)]
-pub(super) struct MappedWritableFile {
+pub struct SharedMappedFile {
     file: File,
     path: PathBuf,
-    /// Bytes appended: where the next append goes.
-    size: u64,
-    /// The mapped window the appends go to, if any.
-    window: Option<Window>,
-    /// The size of the next window.
-    next_window: usize,
+    /// `chunks[i]` maps the file's bytes from `i * CHUNK`; null until the
+    /// file first grows into it.
+    chunks: Box<[AtomicPtr<u8>]>,
+    /// Bytes the file is grown to (blocks reserved, chunks mapped): writes
+    /// below it touch only memory.
+    grown: AtomicU64,
+    /// Held while growing, one grower at a time.
+    grow: Mutex<()>,
+    /// The end of the furthest write: the file's size.
+    written: AtomicU64,
 }
 
-/// One mapping of `len` bytes of the file from `offset` (page-aligned).
-#[derive(Debug)]
-struct Window {
-    base: NonNull<u8>,
-    offset: u64,
-    len: usize,
-    /// Bytes from `base` already faulted in writable (or tried).
-    prefaulted: usize,
-}
-
-impl Window {
-    /// Faults in, writable, the pages from where the last call stopped to
-    /// at least `PREFAULT` bytes past `to`, if `to` passed it. Only a
-    /// hint: where the kernel lacks `MADV_POPULATE_WRITE` (before Linux
-    /// 5.14) the copies fault instead.
-    fn prefault(&mut self, to: usize) {
-        if to < self.prefaulted {
-            return;
-        }
-        // A multiple of `PREFAULT` (so of the page size), or the window's
-        // end: where the next call starts must be page-aligned.
-        let end = ((to / PREFAULT + 2) * PREFAULT).min(self.len);
-        // SAFETY: `prefaulted..end` lies inside the live mapping (a page
-        // multiple from its page-aligned base, or its end); populating it
-        // writes nothing the file does not already hold.
-        unsafe {
-            libc::madvise(
-                self.base.as_ptr().add(self.prefaulted).cast(),
-                end - self.prefaulted,
-                libc::MADV_POPULATE_WRITE,
-            )
-        };
-        self.prefaulted = end;
-    }
-}
-
-// SAFETY: the mapping belongs to this file alone (nothing else has its
-// address) and is only touched through `&mut self`, so moving the owner to
-// another thread moves every access with it.
-unsafe impl Send for MappedWritableFile {}
-
-impl MappedWritableFile {
-    /// Maps the first window of `file` (created empty), or returns the
-    /// error of a file system that cannot reserve blocks or map its files
+impl SharedMappedFile {
+    /// Grows `file` (created empty) a first time, or returns the error of a
+    /// file system that cannot reserve blocks or map its files
     /// (`EOPNOTSUPP`, `ENODEV`: the caller then writes the file normally).
-    pub(super) fn new(file: File, path: PathBuf) -> io::Result<MappedWritableFile> {
-        let mut mapped = MappedWritableFile {
+    fn new(file: File, path: PathBuf) -> io::Result<SharedMappedFile> {
+        let shared = SharedMappedFile {
             file,
             path,
-            size: 0,
-            window: None,
-            next_window: FIRST_WINDOW,
+            chunks: (0..CHUNKS)
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
+            grown: AtomicU64::new(0),
+            grow: Mutex::new(()),
+            written: AtomicU64::new(0),
         };
-        mapped.map_next_window()?;
-        Ok(mapped)
+        shared.grow_to(1)?;
+        Ok(shared)
     }
 
-    /// Unmaps the full window and maps the next one, from the page that
-    /// holds `size`, after reserving its blocks.
-    fn map_next_window(&mut self) -> io::Result<()> {
-        self.unmap();
-        let page = page_size();
-        let offset = self.size / page * page;
-        let len = self.next_window;
-        let fd = self.file.as_raw_fd();
-        let (start, bytes) = file_range(offset, len)?;
-        // SAFETY: a plain system call on a descriptor we own.
-        if unsafe { libc::fallocate(fd, 0, start, bytes) } != 0 {
-            return Err(io::Error::last_os_error());
+    /// Copies `data` into the file at `offset`, growing the file first if
+    /// it does not reach that far. Fails only where growing fails (a full
+    /// disk, or past the largest size, 64 GiB); the file holds the bytes
+    /// below `offset` it held before either way.
+    ///
+    /// # Safety
+    ///
+    /// No other thread may write any byte of `offset..offset + data.len()`
+    /// while this call runs (the ranges come from one reservation each), and
+    /// none may call [`WritableFile::sync`] or [`WritableFile::append`] on
+    /// the file's own handle, which cut and extend it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let path = dir.path().join("f");
+    /// let file = PosixFs.create_mapped(&path).unwrap();
+    /// # #[cfg(target_os = "linux")] {
+    /// let shared = file.shared_writes().unwrap();
+    /// // SAFETY: one writer.
+    /// unsafe { shared.write_at(0, b"ab") }.unwrap();
+    /// assert_eq!(file.size(), 2);
+    /// # }
+    /// ```
+    pub unsafe fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        let end = offset + data.len() as u64;
+        if end > self.grown() {
+            self.grow_to(end)?;
         }
-        // SAFETY: a fresh mapping at an address of the kernel's choice, of a
-        // file range that now exists (the fallocate above extended the
-        // file past it), so no access inside it faults with SIGBUS unless
-        // another process shrinks the file.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                start,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
+        let mut at = offset;
+        let mut rest = data;
+        while !rest.is_empty() {
+            let chunk = (at / CHUNK) as usize;
+            let within = at % CHUNK;
+            let n = rest.len().min((CHUNK - within) as usize);
+            // Relaxed: `grown` (Acquire, above or in `grow_for`) passed this
+            // chunk, so its mapping was stored before.
+            let base = self.chunks[chunk].load(Ordering::Relaxed);
+            debug_assert!(!base.is_null(), "a chunk below the grown end is mapped");
+            // SAFETY: the chunk's mapping is live until the file is dropped,
+            // and `within + n <= CHUNK` keeps the copy inside it, below the
+            // grown end, so inside the file (no SIGBUS); the caller
+            // guarantees nobody else writes these bytes meanwhile, and `rest`
+            // is the caller's memory, not the mapping's.
+            unsafe { ptr::copy_nonoverlapping(rest.as_ptr(), base.add(within as usize), n) };
+            at += n as u64;
+            rest = &rest[n..];
         }
-        let base = NonNull::new(base.cast()).expect("mmap returned a null address");
-        self.window = Some(Window {
-            base,
-            offset,
-            len,
-            prefaulted: 0,
-        });
-        self.next_window = (len * 2).min(MAX_WINDOW);
+        // Relaxed: the size is read once the writers are done (the caller
+        // orders that), and only for the truncation then.
+        self.written.fetch_max(end, Ordering::Relaxed);
         Ok(())
     }
 
-    fn unmap(&mut self) {
-        if let Some(w) = self.window.take() {
-            // SAFETY: `w` is a live mapping made by `map_next_window` with
-            // this length, and it was just taken out of `self`, so nothing
-            // refers to it any more. The pages stay dirty in the page cache.
-            unsafe { libc::munmap(w.base.as_ptr().cast(), w.len) };
+    /// How far the file is grown: writes that end there touch only memory
+    /// (a [`write_at`](Self::write_at) past it grows the file first).
+    ///
+    /// Acquire: pairs with the grower's Release, so that a write below it
+    /// finds its chunk mapped.
+    ///
+    /// # Examples
+    ///
+    /// See [`grow_to`](Self::grow_to).
+    pub fn grown(&self) -> u64 {
+        self.grown.load(Ordering::Acquire)
+    }
+
+    /// Grows the file to hold at least `end` bytes (in steps of 1 MiB):
+    /// reserves the blocks (`fallocate`), maps what is not mapped yet and
+    /// faults the new pages in. Waits for another thread that grows it. For
+    /// an owner that grows the file ahead of its writers, so that no write
+    /// waits for a growth while others wait for it.
+    ///
+    /// # Errors
+    ///
+    /// A full disk, a file system that cannot reserve blocks, or `end` past
+    /// 64 GiB: the file is as it was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let file = PosixFs.create_mapped(&dir.path().join("f")).unwrap();
+    /// # #[cfg(target_os = "linux")] {
+    /// let shared = file.shared_writes().unwrap();
+    /// shared.grow_to(3 << 20).unwrap();
+    /// assert!(shared.grown() >= 3 << 20);
+    /// assert_eq!(file.size(), 0); // grown is not written
+    /// # }
+    /// ```
+    pub fn grow_to(&self, end: u64) -> io::Result<()> {
+        let _guard = self.grow.lock().unwrap_or_else(PoisonError::into_inner);
+        self.grow_locked(end)
+    }
+
+    /// [`Self::grow_to`], with the lock held.
+    fn grow_locked(&self, end: u64) -> io::Result<()> {
+        // Relaxed: only growers store it, under the lock we hold.
+        let grown = self.grown.load(Ordering::Relaxed);
+        if end <= grown {
+            return Ok(());
         }
+        let target = end.div_ceil(GROW) * GROW;
+        if target > CHUNK * CHUNKS as u64 {
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                "a mapped file grows to 64 GiB at most",
+            ));
+        }
+        let fd = self.file.as_raw_fd();
+        let (start, len) = file_range(grown, target - grown)?;
+        // SAFETY: a plain system call on a descriptor we own.
+        if unsafe { libc::fallocate(fd, 0, start, len) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        for chunk in (grown / CHUNK)..target.div_ceil(CHUNK) {
+            let slot = &self.chunks[chunk as usize];
+            // Relaxed: only growers store the chunks, under the lock.
+            if !slot.load(Ordering::Relaxed).is_null() {
+                continue;
+            }
+            let (offset, len) = file_range(chunk * CHUNK, CHUNK)?;
+            // SAFETY: a fresh mapping at an address of the kernel's choice.
+            // The file reaches only part of it; writes go below the grown
+            // end, which the fallocate above placed inside the file, so no
+            // access faults with SIGBUS unless another process shrinks it.
+            let base = unsafe {
+                libc::mmap(
+                    ptr::null_mut(),
+                    len as usize,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    fd,
+                    offset,
+                )
+            };
+            if base == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+            slot.store(base.cast(), Ordering::Relaxed);
+        }
+        // Fault the new pages in writable now, rather than one fault at a
+        // time inside the writers' copies. Only a hint: where the kernel
+        // lacks `MADV_POPULATE_WRITE` (before Linux 5.14) the copies fault.
+        let mut at = grown;
+        while at < target {
+            let chunk = at / CHUNK;
+            let upto = target.min((chunk + 1) * CHUNK);
+            let base = self.chunks[chunk as usize].load(Ordering::Relaxed);
+            // SAFETY: `at..upto` lies inside the chunk's live mapping and
+            // inside the file; populating writes nothing the file does not
+            // already hold. `at` is page-aligned: growths are `GROW`
+            // multiples, and a cut (`sync`) leaves `grown` at a page.
+            unsafe {
+                libc::madvise(
+                    base.add((at % CHUNK) as usize).cast(),
+                    (upto - at) as usize,
+                    libc::MADV_POPULATE_WRITE,
+                )
+            };
+            at = upto;
+        }
+        // Release: writers that read the new end (Acquire) see the chunks.
+        self.grown.store(target, Ordering::Release);
+        Ok(())
+    }
+
+    /// The end of the furthest write: the file's size.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let file = PosixFs.create_mapped(&dir.path().join("f")).unwrap();
+    /// # #[cfg(target_os = "linux")] {
+    /// let shared = file.shared_writes().unwrap();
+    /// // SAFETY: one writer.
+    /// unsafe { shared.write_at(10, b"x") }.unwrap();
+    /// assert_eq!(shared.written(), 11);
+    /// # }
+    /// ```
+    pub fn written(&self) -> u64 {
+        // Relaxed: see `write_at`.
+        self.written.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for SharedMappedFile {
+    fn drop(&mut self) {
+        for slot in self.chunks.iter_mut() {
+            let base = *slot.get_mut();
+            if !base.is_null() {
+                // SAFETY: a live mapping of `CHUNK` bytes made by
+                // `grow_locked`; the file is being dropped, so nothing
+                // writes through it any more. Its pages stay dirty in the
+                // page cache.
+                unsafe { libc::munmap(base.cast(), CHUNK as usize) };
+            }
+        }
+        // The reserved rest goes; if this fails (or the process dies first)
+        // the file keeps trailing zeros, which log recovery reads as a torn
+        // tail. Not synced: a sync of the file later, or none, decides
+        // whether the cut survives power loss.
+        let _ = self.file.set_len(self.written());
+    }
+}
+
+/// The handle [`FileSystem::create_mapped`](super::FileSystem::create_mapped)
+/// returns on Linux: appends at the end of the shared file, which
+/// [`WritableFile::shared_writes`] hands out.
+#[derive(Debug)]
+pub(super) struct MappedWritableFile {
+    shared: Arc<SharedMappedFile>,
+}
+
+impl MappedWritableFile {
+    /// See [`SharedMappedFile::new`].
+    pub(super) fn new(file: File, path: PathBuf) -> io::Result<MappedWritableFile> {
+        Ok(MappedWritableFile {
+            shared: Arc::new(SharedMappedFile::new(file, path)?),
+        })
     }
 }
 
@@ -168,7 +341,7 @@ fn page_size() -> u64 {
 }
 
 /// `offset` and `len` as `off_t`s, or an error past the largest file.
-fn file_range(offset: u64, len: usize) -> io::Result<(libc::off_t, libc::off_t)> {
+fn file_range(offset: u64, len: u64) -> io::Result<(libc::off_t, libc::off_t)> {
     let too_large = || io::Error::new(io::ErrorKind::FileTooLarge, "the log is too large to map");
     let start = libc::off_t::try_from(offset).map_err(|_| too_large())?;
     let bytes = libc::off_t::try_from(len).map_err(|_| too_large())?;
@@ -177,26 +350,14 @@ fn file_range(offset: u64, len: usize) -> io::Result<(libc::off_t, libc::off_t)>
 }
 
 impl WritableFile for MappedWritableFile {
-    fn append(&mut self, mut data: &[u8]) -> io::Result<()> {
-        while !data.is_empty() {
-            if !matches!(&self.window, Some(w) if self.size < w.offset + w.len as u64) {
-                self.map_next_window()
-                    .map_err(|e| annotate(e, "map a window of", &self.path))?;
-            }
-            let window = self.window.as_mut().expect("a window is mapped");
-            let at = (self.size - window.offset) as usize;
-            let n = data.len().min(window.len - at);
-            window.prefault(at + n);
-            // SAFETY: `at + n <= window.len`, so the destination lies in the
-            // live mapping, which is ours alone (`&mut self`); `data` is a
-            // separate allocation of ours, so the two cannot overlap.
-            unsafe {
-                std::ptr::copy_nonoverlapping(data.as_ptr(), window.base.as_ptr().add(at), n);
-            }
-            self.size += n as u64;
-            data = &data[n..];
-        }
-        Ok(())
+    /// Writes at the end of the furthest write: while no other thread
+    /// writes through [`shared_writes`](WritableFile::shared_writes).
+    fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        let at = self.shared.written();
+        // SAFETY: appends take `&mut self` and shared writers are held off
+        // by the caller (see `write_at`), so nothing else writes these bytes.
+        unsafe { self.shared.write_at(at, data) }
+            .map_err(|e| annotate(e, "grow", &self.shared.path))
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -204,37 +365,40 @@ impl WritableFile for MappedWritableFile {
         Ok(())
     }
 
-    /// Cuts the file back to the appended bytes, then syncs: the length
+    /// Cuts the file back to the bytes written, then syncs: the length
     /// that survives is exact, so a log ended this way (the engine syncs
     /// the old log as it moves to a new one, and the last as it closes)
-    /// has no zeros after its last record. The next append maps a new
-    /// window.
+    /// has no zeros after its last record. No shared writer may be at work
+    /// (see `write_at`): the cut would leave its bytes outside the file.
     fn sync(&mut self) -> io::Result<()> {
-        self.unmap();
-        self.file
-            .set_len(self.size)
-            .map_err(|e| annotate(e, "truncate", &self.path))?;
+        let shared = &*self.shared;
+        {
+            let _guard = shared.grow.lock().unwrap_or_else(PoisonError::into_inner);
+            let written = shared.written();
+            shared
+                .file
+                .set_len(written)
+                .map_err(|e| annotate(e, "truncate", &shared.path))?;
+            // The next write grows the file again, from the page that holds
+            // the end (growths start page-aligned). Relaxed: under the lock,
+            // and no writer is at work.
+            let page = page_size();
+            shared.grown.store(written / page * page, Ordering::Relaxed);
+        }
         // fdatasync writes back the pages dirtied through the map too.
-        sync_data(&self.file, &self.path)
+        sync_data(&shared.file, &shared.path)
     }
 
     fn size(&self) -> u64 {
-        self.size
+        self.shared.written()
     }
 
     fn sync_handle(&self) -> io::Result<Arc<dyn FileSync>> {
-        PosixFileSync::of(&self.file, &self.path)
+        PosixFileSync::of(&self.shared.file, &self.shared.path)
     }
-}
 
-impl Drop for MappedWritableFile {
-    fn drop(&mut self) {
-        self.unmap();
-        // The reserved rest of the window goes; if this fails (or the
-        // process dies first) the file keeps trailing zeros, which log
-        // recovery reads as a torn tail. Not synced: a sync of the file
-        // later, or none, decides whether the cut survives power loss.
-        let _ = self.file.set_len(self.size);
+    fn shared_writes(&self) -> Option<Arc<SharedMappedFile>> {
+        Some(self.shared.clone())
     }
 }
 

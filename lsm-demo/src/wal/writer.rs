@@ -241,6 +241,26 @@ impl LogWriter {
         self.file.sync_handle()
     }
 
+    /// The log file's half that many threads write at once (see
+    /// [`crate::env::WritableFile::shared_writes`]): records framed by
+    /// [`frame_record`], each copied at the offset its writer reserved. The
+    /// log's size is then the end of the furthest record; while anyone
+    /// writes there, this writer must neither add records nor sync.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use lsm_demo::wal::LogWriter;
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
+    /// assert!(log.shared_writes().is_none()); // not a mapped file
+    /// ```
+    pub fn shared_writes(&self) -> Option<std::sync::Arc<crate::env::SharedMappedFile>> {
+        self.file.shared_writes()
+    }
+
     /// Appends records framed by [`frame_record`] (any number, back to
     /// back) with one append. Not synced.
     ///

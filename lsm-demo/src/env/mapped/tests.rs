@@ -123,3 +123,53 @@ fn create_mapped_truncates_an_existing_file() {
     drop(f);
     assert_eq!(std::fs::read(&path).unwrap(), b"new");
 }
+
+/// Threads write at offsets they reserve, in any order, across growths and
+/// chunk boundaries: the file holds every write where it was reserved, and
+/// its size is the end of the furthest one.
+#[test]
+fn shared_writers_fill_their_reserved_ranges() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.log");
+    let mut f = PosixFs.create_mapped(&path).unwrap();
+    let shared = f.shared_writes().expect("a mapped file");
+    let next = AtomicU64::new(0);
+    let (threads, per_thread) = (4u8, 300usize);
+    // (offset, thread, index) of every write.
+    let writes: Vec<Vec<(u64, u8, usize)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (shared, next) = (&shared, &next);
+                s.spawn(move || {
+                    (0..per_thread)
+                        .map(|i| {
+                            let data = pattern(7_000 + 997 * (i % 13), t ^ i as u8);
+                            let at = next.fetch_add(data.len() as u64, Ordering::Relaxed);
+                            // SAFETY: each range comes from one reservation.
+                            unsafe { shared.write_at(at, &data) }.unwrap();
+                            (at, t, i)
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let total = next.into_inner();
+    assert!(total > 8 << 20, "the writes cross a chunk boundary");
+    assert_eq!(f.size(), total);
+    f.sync().unwrap();
+    drop((f, shared));
+    let data = std::fs::read(&path).unwrap();
+    assert_eq!(data.len() as u64, total);
+    for (at, t, i) in writes.into_iter().flatten() {
+        let expected = pattern(7_000 + 997 * (i % 13), t ^ i as u8);
+        let at = at as usize;
+        assert!(
+            data[at..at + expected.len()] == expected[..],
+            "write {t}/{i} at {at}"
+        );
+    }
+}

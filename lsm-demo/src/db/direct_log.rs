@@ -1,0 +1,182 @@
+//! Logged writes that copy their own records into a mapped log
+//! (`allow_mmap_writes` where the file system maps the log): no drain pass,
+//! no queue slot, no lock per write.
+//!
+//! ```text
+//! write ─► reserve the batch's sequence numbers and its record's bytes
+//!          in the log (one compare-and-swap: the bytes follow sequence
+//!          order, so log order is sequence order, as recovery needs)
+//!       ─► frame the record and copy it at its bytes
+//!       ─► insert, finish the range, wait until it is published
+//! ```
+//!
+//! A record is in the page cache once its copy ends, so every record below
+//! the published position is in the log: a sync group's leader waits for
+//! the ranges before its own to be published, then syncs. The log grows
+//! (blocks reserved with `fallocate`, pages faulted in) ahead of the
+//! reservations, by writers that hold no range: a reservation never runs
+//! past the grown end (the sequencer's byte limit), so a copy never waits
+//! for a growth nor fails, and no record is ever missing below one that
+//! was copied. Growing takes the log mutex, which also orders it with the
+//! switch to a new log.
+
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+
+use super::Shared;
+use crate::batch::{GROUP_HEADER_LEN, group_header};
+use crate::env::SharedMappedFile;
+use crate::error::{Error, Result};
+use crate::filename::log_path;
+use crate::key::MAX_SEQUENCE;
+use crate::wal::{RECORD_HEADER_LEN, frame_record};
+
+/// How far ahead of the reservations a writer grows the log: a writer that
+/// finds less room grows it before it reserves.
+const GROW_AHEAD: u64 = 1 << 20;
+
+impl Shared {
+    /// The mapped log that writers copy their records into, or `None` while
+    /// the current log is written by drain passes (without
+    /// `allow_mmap_writes`, or on a file system that cannot map it). Load it
+    /// after reserving: the log is only replaced while the sequencer is
+    /// closed, and the bytes of a reservation are that log's.
+    pub(super) fn direct_log(&self) -> Option<&SharedMappedFile> {
+        // Acquire: pairs with the Release store in `install_direct_log`.
+        let log = self.direct_log.load(Ordering::Acquire);
+        // SAFETY: a non-null pointer points into the `Arc` held by the
+        // current `LogFile::shared`, which is replaced only while the
+        // sequencer is closed, so only once every range reserved before has
+        // finished; callers use it while they hold an unfinished range
+        // reserved before this load (or, closing, the closed sequencer).
+        unsafe { log.as_ref() }
+    }
+
+    /// Whether writers copy their own records into the current log (see
+    /// `direct_log`); a snapshot for a caller holding no range.
+    pub(super) fn copies_directly(&self) -> bool {
+        // Relaxed: only the pointer's nullness is read, nothing behind it.
+        !self.direct_log.load(Ordering::Relaxed).is_null()
+    }
+
+    /// Makes `log` (the new current log's shared half, if any) the one
+    /// writers copy into, its bytes starting at `size`, the end of the
+    /// log's header; for `install_new_log` and open, with the sequencer
+    /// closed and the log mutex held.
+    pub(super) fn install_direct_log(
+        &self,
+        closed: &ordered_publish::Closed<'_>,
+        log: Option<&SharedMappedFile>,
+        size: u64,
+    ) {
+        match log {
+            // Reservations may run to the grown end; growing raises it.
+            Some(log) => closed.restart_bytes(size, log.grown()),
+            // Drain passes take the records: the bytes mean nothing.
+            None => closed.restart_bytes(0, u64::MAX),
+        }
+        let ptr = log.map_or(std::ptr::null_mut(), |l| std::ptr::from_ref(l).cast_mut());
+        // Release: reservations after the reopening acquire it.
+        self.direct_log.store(ptr, Ordering::Release);
+    }
+
+    /// Reserves `count` sequence numbers for a logged batch of
+    /// `records_len` bytes of records and, with `allow_mmap_writes`, its
+    /// record's bytes in the log (used only if the log turns out to take
+    /// direct copies: see `direct_log`). Grows the log first when it is
+    /// short, holding no range.
+    pub(super) fn reserve_logged(
+        &self,
+        count: u64,
+        records_len: usize,
+    ) -> Result<(Range<u64>, Range<u64>)> {
+        if !self.opts.allow_mmap_writes {
+            return Ok((self.reserve(count)?, 0..0));
+        }
+        let bytes = (RECORD_HEADER_LEN + GROUP_HEADER_LEN + records_len) as u64;
+        if self.seq.byte_limit() - self.seq.reserved_bytes() < GROW_AHEAD {
+            self.grow_log(bytes, false)?;
+        }
+        loop {
+            if let Some((range, reserved)) = self.seq.reserve_with_bytes(count, bytes) {
+                if range.end - 1 > MAX_SEQUENCE {
+                    // Its bytes stay a gap in the log, past which recovery
+                    // reads nothing; no record follows it: every later
+                    // range is exhausted too.
+                    self.seq.finish(range);
+                    return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
+                }
+                return Ok((range, reserved));
+            }
+            // Past the grown end: grow, then try again.
+            self.grow_log(bytes, true)?;
+        }
+    }
+
+    /// Grows the current log (if writers copy into it) to hold `need` more
+    /// bytes past the reservations, and `GROW_AHEAD` beyond, then lets
+    /// reservations run that far. Unless `wait`, leaves it to a thread
+    /// already growing (or switching) the log.
+    fn grow_log(&self, need: u64, wait: bool) -> Result<()> {
+        let log = if wait {
+            self.log.lock()
+        } else {
+            match self.log.try_lock() {
+                Some(log) => log,
+                None => return Ok(()),
+            }
+        };
+        let Some(shared) = log.shared.as_deref() else {
+            return Ok(());
+        };
+        let end = self.seq.reserved_bytes() + need + GROW_AHEAD;
+        shared.grow_to(end).map_err(|e| {
+            Error::io(
+                format!("growing {}", log_path(&self.dir, log.number).display()),
+                e,
+            )
+        })?;
+        // Under the log mutex: the log is still the current one (a switch
+        // takes the mutex to replace it), so the limit is its own.
+        self.seq.raise_byte_limit(shared.grown());
+        Ok(())
+    }
+
+    /// Frames the record of a batch whose entries start at `first` and
+    /// copies it into `log` at `at`, where its writer reserved its bytes.
+    /// Fails only if the copy had to grow the file and could not, which the
+    /// byte limit rules out.
+    pub(super) fn copy_record(
+        &self,
+        log: &SharedMappedFile,
+        at: Range<u64>,
+        first: u64,
+        count: u64,
+        records: &[u8],
+    ) -> Result<()> {
+        thread_local! {
+            /// A writer's framed record, kept between writes.
+            static RECORD: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        RECORD.with_borrow_mut(|record| {
+            record.clear();
+            let header = group_header(first, count as u32);
+            // The size was checked against the record limit up front.
+            frame_record(&[&header, records], record).expect("a batch within the log record limit");
+            debug_assert_eq!(record.len() as u64, at.end - at.start);
+            // SAFETY: `at` came from this writer's reservation, and the
+            // sequencer hands out each byte once, so no other thread writes
+            // these bytes; the log's own handle neither appends nor syncs
+            // while the sequencer is open (only a switch, with it closed,
+            // and the close do). The reservation ends below the byte limit,
+            // which growing raises only once the log is grown past it, so
+            // the copy neither grows the file nor fails.
+            let copied = unsafe { log.write_at(at.start, record) };
+            debug_assert!(copied.is_ok(), "a copy below the grown end: {copied:?}");
+            if record.capacity() > 1 << 20 {
+                *record = Vec::new();
+            }
+            copied.map_err(|e| Error::io(format!("writing a log in {}", self.dir.display()), e))
+        })
+    }
+}
