@@ -83,6 +83,8 @@ tsan lsm-demo fault_injection \
   synced_writes_survive_power_loss_vector \
   random_faults_with_concurrent_synced_writers \
   a_flush_backlog_keeps_the_logs_of_waiting_memtables
+# Writers that copy their own records into the mapped log.
+tsan lsm-demo mapped_log
 tsan lsm-demo leveled \
   compactions_run_beside_writers_and_readers \
   a_snapshot_keeps_its_versions_through_compactions \
