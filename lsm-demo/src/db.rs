@@ -663,7 +663,8 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             base_level: st.bg.shape.base_level,
             pending_compaction_bytes: st.bg.pending_compaction_bytes,
             write_stalls: st.bg.stalls,
-            log_bytes_written: self.shared.log.lock().total_bytes_written(),
+            log_bytes_written: (self.shared.log.lock())
+                .total_bytes_written(self.shared.seq.reserved_bytes()),
             immutable_memtables: v.imm.len(),
             memtable_bytes: mem_bytes,
             memtable_entries: mem_entries,
@@ -707,7 +708,10 @@ impl<T: ThreadMode> Drop for DBWithThreadMode<T> {
         for h in self.background.drain(..) {
             let _ = h.join();
         }
-        write::sync_on_close(&mut self.shared.log.lock());
+        write::sync_on_close(
+            &mut self.shared.log.lock(),
+            self.shared.seq.reserved_bytes(),
+        );
     }
 }
 

@@ -80,7 +80,7 @@ impl SharedMappedFile {
     }
 
     /// Never runs: the type has no values.
-    pub fn written(&self) -> u64 {
+    pub fn set_size(&self, _: u64) {
         match *self {}
     }
 

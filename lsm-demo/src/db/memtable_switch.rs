@@ -136,6 +136,8 @@ impl Shared {
         // writers hold their ranges while their group syncs, so the last
         // sync group synced the old log before we got here.
         let mut log = self.log.lock();
+        // Every copy into the old log is done: its records end there.
+        log.end_copies(self.seq.reserved_bytes());
         let number = st.manifest.next_file_number;
         st.manifest.next_file_number += 1;
         let path = log_path(&self.dir, number);
@@ -195,10 +197,10 @@ impl Shared {
                 return Err(err);
             }
         }
+        let bytes_written = log.total_bytes_written(self.seq.reserved_bytes());
         let size = next.writer.as_ref().map_or(0, LogWriter::size);
         // Before the old log (and its map) goes.
         self.install_direct_log(closed, next.shared.as_deref(), size);
-        let bytes_written = log.total_bytes_written();
         *log = next;
         log.bytes_written = bytes_written;
         drop(log);

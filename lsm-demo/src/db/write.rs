@@ -64,14 +64,23 @@ pub(crate) struct LogFile {
 
 impl LogFile {
     /// Bytes of records written to the logs since the database was
-    /// opened.
-    pub(crate) fn total_bytes_written(&self) -> u64 {
-        let copied = self.shared.as_ref().map_or(0, |shared| {
-            shared
-                .written()
-                .saturating_sub(crate::wal::FILE_HEADER_LEN as u64)
-        });
+    /// opened, `reserved` the sequencer's byte count.
+    pub(crate) fn total_bytes_written(&self, reserved: u64) -> u64 {
+        let copied = match self.shared {
+            Some(_) => reserved.saturating_sub(crate::wal::FILE_HEADER_LEN as u64),
+            None => 0,
+        };
         self.bytes_written + copied
+    }
+
+    /// With direct copies, tells the file where they end (`reserved`, the
+    /// sequencer's byte count), before it is appended to, synced or
+    /// dropped: for a caller that closed the sequencer (or the last
+    /// handle), so no copy is under way.
+    pub(crate) fn end_copies(&self, reserved: u64) {
+        if let Some(shared) = &self.shared {
+            shared.set_size(reserved);
+        }
     }
 
     pub(crate) fn new(writer: LogWriter, number: u64) -> Result<LogFile> {
@@ -492,8 +501,10 @@ pub(super) fn check_batch_size(data_size: usize) -> Result<()> {
     Ok(())
 }
 
-/// What a closing database still owes the log: a sync of what was written.
-pub(super) fn sync_on_close(log: &mut LogFile) {
+/// What a closing database still owes the log: a sync of what was written
+/// (`reserved`: the sequencer's byte count, the end of the direct copies).
+pub(super) fn sync_on_close(log: &mut LogFile, reserved: u64) {
+    log.end_copies(reserved);
     if let Some(w) = log.writer.as_mut() {
         let _ = w.sync();
     }

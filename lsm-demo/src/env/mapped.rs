@@ -27,7 +27,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::posix::{PosixFileSync, sync_data};
@@ -47,8 +47,11 @@ const GROW: u64 = 1 << 20;
 /// [`WritableFile::shared_writes`] of a file made by
 /// [`FileSystem::create_mapped`](super::FileSystem::create_mapped).
 ///
-/// The file's size is the end of the furthest write. Bytes below it that
-/// nobody wrote read as zeros, which a log reader takes for a torn tail.
+/// The writers' offsets are theirs to track: once they are done, their
+/// owner says where the writes end ([`set_size`](Self::set_size)), which
+/// is then the file's size (where appends go, what a sync cuts to). Bytes
+/// below it that nobody wrote read as zeros, which a log reader takes for
+/// a torn tail. Writes add no shared counter of their own.
 ///
 /// # Examples
 ///
@@ -66,7 +69,8 @@ const GROW: u64 = 1 << 20;
 ///     s.spawn(move || unsafe { shared.write_at(3, b"def") }.unwrap());
 ///     unsafe { shared.write_at(0, b"abc") }.unwrap();
 /// });
-/// file.sync().unwrap(); // no writer is left: cut back and synced
+/// shared.set_size(6); // the writers are done: their writes end at 6
+/// file.sync().unwrap(); // cut back and synced
 /// assert_eq!(std::fs::read(&path).unwrap(), b"abcdef");
 /// # }
 /// ```
@@ -82,8 +86,11 @@ pub struct SharedMappedFile {
     grown: AtomicU64,
     /// Held while growing, one grower at a time.
     grow: Mutex<()>,
-    /// The end of the furthest write: the file's size.
+    /// The file's size: where appends go, what a sync or drop cuts to.
     written: AtomicU64,
+    /// Set by a shared write, cleared by `set_size`: while set, the size is
+    /// not known (appends and syncs refuse, a drop leaves the file long).
+    size_unknown: AtomicBool,
 }
 
 impl SharedMappedFile {
@@ -100,6 +107,7 @@ impl SharedMappedFile {
             grown: AtomicU64::new(0),
             grow: Mutex::new(()),
             written: AtomicU64::new(0),
+            size_unknown: AtomicBool::new(false),
         };
         shared.grow_to(1)?;
         Ok(shared)
@@ -108,7 +116,8 @@ impl SharedMappedFile {
     /// Copies `data` into the file at `offset`, growing the file first if
     /// it does not reach that far. Fails only where growing fails (a full
     /// disk, or past the largest size, 64 GiB); the file holds the bytes
-    /// below `offset` it held before either way.
+    /// below `offset` it held before either way. The file's size is unknown
+    /// from then on, until [`set_size`](Self::set_size).
     ///
     /// # Safety
     ///
@@ -128,10 +137,26 @@ impl SharedMappedFile {
     /// let shared = file.shared_writes().unwrap();
     /// // SAFETY: one writer.
     /// unsafe { shared.write_at(0, b"ab") }.unwrap();
+    /// shared.set_size(2);
     /// assert_eq!(file.size(), 2);
     /// # }
     /// ```
     pub unsafe fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        // Relaxed (both): a flag for the owner, who reads it once the
+        // writers are done. Stored once: the line stays shared among them.
+        if !self.size_unknown.load(Ordering::Relaxed) {
+            self.size_unknown.store(true, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's guarantee.
+        unsafe { self.copy_at(offset, data) }
+    }
+
+    /// [`Self::write_at`] without marking the size unknown (for appends).
+    ///
+    /// # Safety
+    ///
+    /// As `write_at`.
+    unsafe fn copy_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
         let end = offset + data.len() as u64;
         if end > self.grown() {
             self.grow_to(end)?;
@@ -155,10 +180,49 @@ impl SharedMappedFile {
             at += n as u64;
             rest = &rest[n..];
         }
-        // Relaxed: the size is read once the writers are done (the caller
-        // orders that), and only for the truncation then.
-        self.written.fetch_max(end, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Says where the shared writes end, once they are done: the file's
+    /// size from now on (where appends go, what a sync or a drop cuts the
+    /// file to). Until it is called after a shared write, appends and
+    /// syncs through the file's handle fail, and a drop leaves the file as
+    /// long as it was grown (zeros after the writes: a torn tail to a log
+    /// reader).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let mut file = PosixFs.create_mapped(&dir.path().join("f")).unwrap();
+    /// # #[cfg(target_os = "linux")] {
+    /// let shared = file.shared_writes().unwrap();
+    /// // SAFETY: one writer.
+    /// unsafe { shared.write_at(0, b"abc") }.unwrap();
+    /// assert!(file.append(b"d").is_err()); // where would it go?
+    /// shared.set_size(3);
+    /// file.append(b"d").unwrap();
+    /// assert_eq!(file.size(), 4);
+    /// # }
+    /// ```
+    pub fn set_size(&self, size: u64) {
+        // Relaxed (both): the caller orders this after the writes it
+        // measures, and before its own appends and syncs.
+        self.written.store(size, Ordering::Relaxed);
+        self.size_unknown.store(false, Ordering::Relaxed);
+    }
+
+    /// The size, or an error while shared writes left it unknown.
+    fn known_size(&self) -> io::Result<u64> {
+        // Relaxed: see `set_size`.
+        if self.size_unknown.load(Ordering::Relaxed) {
+            return Err(io::Error::other(format!(
+                "{}: written at reserved offsets, and the size was not set since",
+                self.path.display()
+            )));
+        }
+        Ok(self.written())
     }
 
     /// How far the file is grown: writes that end there touch only memory
@@ -275,23 +339,10 @@ impl SharedMappedFile {
         Ok(())
     }
 
-    /// The end of the furthest write: the file's size.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// use lsm_demo::env::{FileSystem, PosixFs};
-    /// let file = PosixFs.create_mapped(&dir.path().join("f")).unwrap();
-    /// # #[cfg(target_os = "linux")] {
-    /// let shared = file.shared_writes().unwrap();
-    /// // SAFETY: one writer.
-    /// unsafe { shared.write_at(10, b"x") }.unwrap();
-    /// assert_eq!(shared.written(), 11);
-    /// # }
-    /// ```
-    pub fn written(&self) -> u64 {
-        // Relaxed: see `write_at`.
+    /// The file's size: the end of the appends, or as last set (see
+    /// [`set_size`](Self::set_size)).
+    fn written(&self) -> u64 {
+        // Relaxed: see `set_size`.
         self.written.load(Ordering::Relaxed)
     }
 }
@@ -308,11 +359,14 @@ impl Drop for SharedMappedFile {
                 unsafe { libc::munmap(base.cast(), CHUNK as usize) };
             }
         }
-        // The reserved rest goes; if this fails (or the process dies first)
-        // the file keeps trailing zeros, which log recovery reads as a torn
-        // tail. Not synced: a sync of the file later, or none, decides
-        // whether the cut survives power loss.
-        let _ = self.file.set_len(self.written());
+        // The reserved rest goes; if this fails (or the process dies first,
+        // or shared writes left the size unknown) the file keeps trailing
+        // zeros, which log recovery reads as a torn tail. Not synced: a
+        // sync of the file later, or none, decides whether the cut survives
+        // power loss.
+        if let Ok(size) = self.known_size() {
+            let _ = self.file.set_len(size);
+        }
     }
 }
 
@@ -353,11 +407,16 @@ impl WritableFile for MappedWritableFile {
     /// Writes at the end of the furthest write: while no other thread
     /// writes through [`shared_writes`](WritableFile::shared_writes).
     fn append(&mut self, data: &[u8]) -> io::Result<()> {
-        let at = self.shared.written();
+        let at = self.shared.known_size()?;
         // SAFETY: appends take `&mut self` and shared writers are held off
         // by the caller (see `write_at`), so nothing else writes these bytes.
-        unsafe { self.shared.write_at(at, data) }
-            .map_err(|e| annotate(e, "grow", &self.shared.path))
+        unsafe { self.shared.copy_at(at, data) }
+            .map_err(|e| annotate(e, "grow", &self.shared.path))?;
+        // Relaxed: appends take `&mut self`; see `set_size`.
+        self.shared
+            .written
+            .store(at + data.len() as u64, Ordering::Relaxed);
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -374,7 +433,7 @@ impl WritableFile for MappedWritableFile {
         let shared = &*self.shared;
         {
             let _guard = shared.grow.lock().unwrap_or_else(PoisonError::into_inner);
-            let written = shared.written();
+            let written = shared.known_size()?;
             shared
                 .file
                 .set_len(written)

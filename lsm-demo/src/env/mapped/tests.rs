@@ -159,6 +159,8 @@ fn shared_writers_fill_their_reserved_ranges() {
     });
     let total = next.into_inner();
     assert!(total > 8 << 20, "the writes cross a chunk boundary");
+    assert!(f.sync().is_err(), "a sync before the size is set");
+    shared.set_size(total);
     assert_eq!(f.size(), total);
     f.sync().unwrap();
     drop((f, shared));
