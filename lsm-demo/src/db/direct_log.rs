@@ -94,7 +94,14 @@ impl Shared {
             return Ok((self.reserve(count)?, 0..0));
         }
         let bytes = (RECORD_HEADER_LEN + GROUP_HEADER_LEN + records_len) as u64;
-        if self.seq.byte_limit() - self.seq.reserved_bytes() < GROW_AHEAD {
+        // Two loads, not one snapshot: a switch in between can make them
+        // disagree, which at worst grows early or late.
+        if self
+            .seq
+            .byte_limit()
+            .saturating_sub(self.seq.reserved_bytes())
+            < GROW_AHEAD
+        {
             self.grow_log(bytes, false)?;
         }
         loop {
