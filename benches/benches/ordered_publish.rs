@@ -31,10 +31,23 @@
 //!   wait until the record is written, as the `lsm-demo` engine fills its
 //!   log.
 //!
+//! A third group, `log_buffer/<contender>/<T>`, fills one in-memory buffer
+//! (a mapped log's stand-in: no write call) with numbered 120-byte records
+//! in number order; each writer waits until its record and every record
+//! before it are in, then does the unit of work outside any lock:
+//! - `mutex_vec`: a `Mutex<Vec<u8>>` and a counter: lock, number, append,
+//!   unlock.
+//! - `reserved_bytes`: `Sequencer::reserve_with_bytes` numbers the record
+//!   and places it in the same compare-and-swap, the writer copies it there
+//!   with no lock, `finish`, `wait_published`; a writer that finds the
+//!   buffer full closes the sequencer and starts it over (`restart_bytes`),
+//!   as the `lsm-demo` engine moves to a new log.
+//!
 //! `BENCH_THREADS` replaces the writer counts. Quick run:
 //! `cargo bench -p benches --bench ordered_publish -- --warm-up-time 0.2 --measurement-time 0.5`.
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
+use std::cell::UnsafeCell;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
@@ -299,5 +312,91 @@ fn ordered_log(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, ordered_publish, ordered_log);
+/// Bytes of the `log_buffer` group's buffers before they start over.
+const LOG_BUFFER: usize = 1 << 20;
+
+/// The records and the next number.
+struct MutexBuffer(Mutex<(Vec<u8>, u64)>);
+
+impl Contender for MutexBuffer {
+    fn unit(&self) {
+        let number = {
+            let mut log = self.0.lock().unwrap();
+            let (buffer, next) = &mut *log;
+            if buffer.len() + RECORD.len() > LOG_BUFFER {
+                buffer.clear();
+            }
+            buffer.extend_from_slice(&RECORD);
+            *next += 1;
+            *next
+        };
+        work(number);
+    }
+}
+
+struct ReservedBuffer {
+    seq: Sequencer,
+    bytes: Box<[UnsafeCell<u8>]>,
+}
+
+// SAFETY: writers write only the bytes their reservation handed them, each
+// byte to one writer per round of the buffer, and a round ends only once
+// every range of it is finished (`close`), so no two threads touch a byte
+// at once.
+unsafe impl Sync for ReservedBuffer {}
+
+impl ReservedBuffer {
+    fn new() -> ReservedBuffer {
+        let seq = Sequencer::new(0, 1 << 16);
+        seq.close().restart_bytes(0, LOG_BUFFER as u64);
+        ReservedBuffer {
+            seq,
+            bytes: (0..LOG_BUFFER).map(|_| UnsafeCell::new(0)).collect(),
+        }
+    }
+}
+
+impl Contender for ReservedBuffer {
+    fn unit(&self) {
+        let (range, at) = loop {
+            match self.seq.reserve_with_bytes(1, RECORD.len() as u64) {
+                Some(reserved) => break reserved,
+                // Full: start over once every record of this round is in
+                // (a second writer that found it full starts over again,
+                // harmlessly).
+                None => self.seq.close().restart_bytes(0, LOG_BUFFER as u64),
+            }
+        };
+        let to = UnsafeCell::raw_get(&self.bytes[at.start as usize]);
+        // SAFETY: `at` lies inside the buffer (the byte limit is its
+        // length) and is this writer's alone until the round ends (see
+        // `Sync`); `RECORD` is not part of the buffer.
+        unsafe { std::ptr::copy_nonoverlapping(RECORD.as_ptr(), to, RECORD.len()) };
+        self.seq.finish(range.clone());
+        self.seq.wait_published(range.end);
+        work(range.start);
+    }
+}
+
+fn log_buffer(c: &mut Criterion) {
+    let mut group = c.benchmark_group("log_buffer");
+    group.throughput(Throughput::Elements(1));
+    for threads in benches::thread_counts(&[1, 2, 4, 8]) {
+        let contenders: [(&str, Box<dyn Contender>); 2] = [
+            (
+                "mutex_vec",
+                Box::new(MutexBuffer(Mutex::new((Vec::with_capacity(LOG_BUFFER), 0)))),
+            ),
+            ("reserved_bytes", Box::new(ReservedBuffer::new())),
+        ];
+        for (name, contender) in contenders {
+            group.bench_function(BenchmarkId::new(name, threads), |b| {
+                b.iter_custom(|iters| run(&*contender, threads, iters))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, ordered_publish, ordered_log, log_buffer);
 criterion_main!(benches);
