@@ -56,6 +56,7 @@ mod posix;
 pub use fault::{FaultInjectionFs, FaultOp, InjectedFault};
 #[cfg(target_os = "linux")]
 pub use mapped::SharedMappedFile;
+pub use posix::PosixFs;
 
 /// Off Linux no file is shared between writers (see the Linux docs of this
 /// type): it has no values, and [`WritableFile::shared_writes`] is `None`.
@@ -89,7 +90,6 @@ impl SharedMappedFile {
         match *self {}
     }
 }
-pub use posix::PosixFs;
 
 /// A file open for appending.
 ///
