@@ -24,12 +24,12 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 
 use super::Shared;
-use crate::batch::{GROUP_HEADER_LEN, group_header};
+use super::write::frame_group;
+use crate::batch::GROUP_HEADER_LEN;
 use crate::env::SharedMappedFile;
 use crate::error::{Error, Result};
 use crate::filename::log_path;
-use crate::key::MAX_SEQUENCE;
-use crate::wal::{RECORD_HEADER_LEN, frame_record};
+use crate::wal::RECORD_HEADER_LEN;
 
 /// How far ahead of the reservations a writer grows the log: a writer that
 /// finds less room grows it before it reserves.
@@ -106,14 +106,10 @@ impl Shared {
         }
         loop {
             if let Some((range, reserved)) = self.seq.reserve_with_bytes(count, bytes) {
-                if range.end - 1 > MAX_SEQUENCE {
-                    // Its bytes stay a gap in the log, past which recovery
-                    // reads nothing; no record follows it: every later
-                    // range is exhausted too.
-                    self.seq.finish(range);
-                    return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
-                }
-                return Ok((range, reserved));
+                // Refused, its bytes stay a gap in the log, past which
+                // recovery reads nothing; no record follows it: every later
+                // range is exhausted too.
+                return Ok((self.refuse_exhausted(range)?, reserved));
             }
             // Past the grown end: grow, then try again.
             self.grow_log(bytes, true)?;
@@ -149,8 +145,9 @@ impl Shared {
         Ok(())
     }
 
-    /// Frames the record of a batch whose entries start at `first` and
-    /// copies it into `log` at `at`, where its writer reserved its bytes.
+    /// Frames the record of `count` entries numbered from `first` (the
+    /// records of `batches`) and copies it into `log` at `at`, where its
+    /// writer reserved its bytes.
     /// Fails only if the copy had to grow the file and could not, which the
     /// byte limit rules out.
     pub(super) fn copy_record(
@@ -159,7 +156,7 @@ impl Shared {
         at: Range<u64>,
         first: u64,
         count: u64,
-        records: &[u8],
+        batches: &[&[u8]],
     ) -> Result<()> {
         thread_local! {
             /// A writer's framed record, kept between writes.
@@ -167,9 +164,7 @@ impl Shared {
         }
         RECORD.with_borrow_mut(|record| {
             record.clear();
-            let header = group_header(first, count as u32);
-            // The size was checked against the record limit up front.
-            frame_record(&[&header, records], record).expect("a batch within the log record limit");
+            frame_group(first, count, batches, record);
             debug_assert_eq!(record.len() as u64, at.end - at.start);
             // SAFETY: `at` came from this writer's reservation, and the
             // sequencer hands out each byte once, so no other thread writes

@@ -144,13 +144,11 @@ impl write_group::Commit<SyncItem> for Shared {
         members: &mut write_group::GroupMembers<'_, SyncItem>,
     ) -> Result<write_group::Lead<Range<u64>>> {
         let total: u64 = members.iter().map(|m| m.batch.len() as u64).sum();
-        let records: Vec<u8>;
-        let parts: Vec<&[u8]> = members.iter().map(|m| m.batch.records()).collect();
-        let records_len = parts.iter().map(|p| p.len()).sum();
+        let batches: Vec<&[u8]> = members.iter().map(|m| m.batch.records()).collect();
+        let records_len = batches.iter().map(|b| b.len()).sum();
         let (range, bytes) = self.reserve_logged(total, records_len)?;
         let target = if let Some(log) = self.direct_log() {
-            records = parts.concat();
-            if let Err(e) = self.copy_record(log, bytes, range.start, total, &records) {
+            if let Err(e) = self.copy_record(log, bytes, range.start, total, &batches) {
                 return Err(self.fail_log(range, e));
             }
             // Every record before ours is in the log once the ranges before
@@ -158,17 +156,9 @@ impl write_group::Commit<SyncItem> for Shared {
             self.seq.wait_published(range.start);
             range.end
         } else {
-            let header = group_header(range.start, total as u32);
-            let parts: Vec<&[u8]> = std::iter::once(&header[..]).chain(parts).collect();
             let mut record = Vec::new();
-            // The group's bytes are capped below the record limit
-            // (`Options::validate` checks `max_group_bytes`).
-            frame_record(&parts, &mut record).expect("a group within the log record limit");
-            self.log_queue
-                .post_skipping(range.clone(), record, self.seq.tracker());
-            // Returns once the pass that took the record has been handled,
-            // whether the append worked or not.
-            self.drain_log(range.end);
+            frame_group(range.start, total, &batches, &mut record);
+            self.post_and_drain(range.clone(), record);
             self.log_queue.taken()
         };
         let mut first = range.start;
@@ -223,11 +213,14 @@ impl Shared {
         } else {
             let (range, bytes) = self.reserve_logged(count, batch.records().len())?;
             if let Some(log) = self.direct_log() {
-                if let Err(e) = self.copy_record(log, bytes, range.start, count, batch.records()) {
+                if let Err(e) = self.copy_record(log, bytes, range.start, count, &[batch.records()])
+                {
                     return Err(self.fail_log(range, e));
                 }
             } else {
-                self.post_and_drain(range.clone(), count, batch);
+                let mut record = Vec::new();
+                frame_group(range.start, count, &[batch.records()], &mut record);
+                self.post_and_drain(range.clone(), record);
             }
             range
         };
@@ -265,15 +258,9 @@ impl Shared {
         Ok(())
     }
 
-    /// Posts the record of a batch whose entries are numbered `range` to the
-    /// log queue and sees it written (by this thread's drain pass or
-    /// another's).
-    fn post_and_drain(&self, range: Range<u64>, count: u64, batch: &WriteBatch) {
-        let mut record = Vec::new();
-        let header = group_header(range.start, count as u32);
-        // The size was checked against the record limit up front.
-        frame_record(&[&header, batch.records()], &mut record)
-            .expect("a batch within the log record limit");
+    /// Posts `record` (framed, its entries numbered `range`) to the log
+    /// queue and sees it written (by this thread's drain pass or another's).
+    fn post_and_drain(&self, range: Range<u64>, record: Vec<u8>) {
         self.log_queue
             .post_skipping(range.clone(), record, self.seq.tracker());
         // Returns once the pass that took our record has been handled,
@@ -298,7 +285,12 @@ impl Shared {
     /// Reserves `count` sequence numbers; refuses (reserving nothing) once
     /// they are exhausted.
     pub(super) fn reserve(&self, count: u64) -> Result<Range<u64>> {
-        let range = self.seq.reserve(count);
+        self.refuse_exhausted(self.seq.reserve(count))
+    }
+
+    /// `range`, just reserved, unless it runs past the last sequence
+    /// number: then it is finished empty and the write refused.
+    pub(super) fn refuse_exhausted(&self, range: Range<u64>) -> Result<Range<u64>> {
         if range.end - 1 > MAX_SEQUENCE {
             self.seq.finish(range);
             return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
@@ -487,6 +479,26 @@ impl Shared {
         };
         self.sync_nanos.store(average, Ordering::Relaxed);
     }
+}
+
+/// Frames into `out` the log record of `count` entries numbered from
+/// `first`: the group header, then the records of `batches` back to back.
+pub(super) fn frame_group(first: u64, count: u64, batches: &[&[u8]], out: &mut Vec<u8>) {
+    let header = group_header(first, count as u32);
+    // Sizes were checked against the record limit up front (a batch by
+    // `check_batch_size`, a group by `Options::validate`'s
+    // `max_group_bytes`).
+    let framed = match batches {
+        // One batch, the common case: no list of parts to allocate.
+        [batch] => frame_record(&[&header, batch], out),
+        _ => {
+            let parts: Vec<&[u8]> = std::iter::once(&header[..])
+                .chain(batches.iter().copied())
+                .collect();
+            frame_record(&parts, out)
+        }
+    };
+    framed.expect("a batch or group within the log record limit");
 }
 
 /// Refuses a batch that one log record cannot hold, before anything is
