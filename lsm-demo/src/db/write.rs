@@ -31,6 +31,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use parking_lot::MutexGuard;
+
 use super::Shared;
 use crate::batch::{GROUP_HEADER_LEN, WriteBatch, group_header};
 use crate::env::{FileSync, SharedMappedFile};
@@ -273,13 +275,24 @@ impl Shared {
     /// is failed from it on, and the range is finished empty. Returns the
     /// error for the writer.
     fn fail_log(&self, range: Range<u64>, e: Error) -> Error {
-        self.log.lock().writer = None;
-        // Release: the waiters' Acquire sees it.
-        self.log_failed_from
-            .fetch_min(range.start, Ordering::AcqRel);
-        self.set_bg_error(e.clone());
+        self.fail_log_from(self.log.lock(), range.start, e.clone());
         self.seq.finish(range);
         e
+    }
+
+    /// Fails the current log (`log`, locked) from sequence number `from` on:
+    /// its end is now unknown (a record may be torn, or unsynced), so no
+    /// record may follow. Its writer is dropped, which refuses writes until
+    /// `resume` retires the log, and writes at or past `from` fail. The
+    /// first failure sets the background error.
+    fn fail_log_from(&self, mut log: MutexGuard<'_, LogFile>, from: u64, e: Error) {
+        let first_failure = log.writer.take().is_some();
+        drop(log);
+        // Release: the waiters' Acquire sees it with the position.
+        self.log_failed_from.fetch_min(from, Ordering::AcqRel);
+        if first_failure {
+            self.set_bg_error(e);
+        }
     }
 
     /// Reserves `count` sequence numbers; refuses (reserving nothing) once
@@ -359,9 +372,7 @@ impl Shared {
                 format!("syncing {}", log_path(&self.dir, number).display()),
                 e,
             );
-            self.log.lock().writer = None;
-            self.log_failed_from.fetch_min(target, Ordering::AcqRel);
-            self.set_bg_error(err.clone());
+            self.fail_log_from(self.log.lock(), target, err.clone());
             return Err(err);
         }
         self.note_sync_time(start.elapsed());
@@ -427,17 +438,10 @@ impl Shared {
                     *buffer = Vec::new();
                 }
                 if let Err(e) = appended {
-                    // The log may now hold part of these records: no later
-                    // record may follow them. The pass's writers fail; the
-                    // positions still move on, so nothing waits forever.
-                    let first_failure = writer.take().is_some();
-                    drop(log);
-                    // Release: the waiters' Acquire sees it with the position.
-                    self.log_failed_from
-                        .fetch_min(range.start, Ordering::AcqRel);
-                    if first_failure {
-                        self.set_bg_error(e);
-                    }
+                    // The log may now hold part of these records. The pass's
+                    // writers fail; the positions still move on, so nothing
+                    // waits forever.
+                    self.fail_log_from(log, range.start, e);
                 }
                 // The queue's drained position moves past the pass once we
                 // return: writers waiting for it see the append's outcome.
