@@ -78,9 +78,10 @@ tsan lsm-demo engine \
   parallel_and_serial_memtable_paths_agree \
   logged_and_unlogged_writers_publish_in_order \
   multi_gets_answer_every_key_at_one_point_in_time
-tsan lsm-demo fault_injection \
+tsan lsm-demo power_loss \
   synced_writes_survive_power_loss_skiplist \
-  synced_writes_survive_power_loss_vector \
+  synced_writes_survive_power_loss_vector
+tsan lsm-demo fault_injection \
   random_faults_with_concurrent_synced_writers \
   a_flush_backlog_keeps_the_logs_of_waiting_memtables
 # Writers that copy their own records into the mapped log.

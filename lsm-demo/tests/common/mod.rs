@@ -3,6 +3,8 @@
 // Each test file uses some of them.
 #![allow(dead_code)]
 
+pub mod faults;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
