@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The scaling figures for a many-core machine, in about five minutes: the
 # write group's tree wake-up and fan-out with synced groups, its contenders up
-# to 64 writers, the arena's shards, the vector memtable's and the skiplist's
-# scaling, and the engine from 1 to 64 threads (with the write group's wait
-# knobs, and RocksDB's db_bench beside it where one is at hand).
+# to 64 writers, the arena's shards, ordered publication, the vector
+# memtable's and the skiplist's scaling, and the engine from 1 to 64 threads
+# (without the log, with it, with it mapped, synced; RocksDB's db_bench
+# beside it where one is at hand).
 #
 # Usage: benches/scripts/many-core.sh OUT_DIR [BIN_DIR]
 #
 # BIN_DIR holds the bench executables named arena, write_group, skiplist,
-# vecmem and an `lsm-demo` binary, for a machine without a Rust toolchain
-# (and, optionally, `db_bench` with its shared libraries in BIN_DIR/lib);
-# without it they are built here. The vector memtable's targets and the
+# vecmem, ordered_publish and an `lsm-demo` binary, for a machine without a
+# Rust toolchain (and, optionally, `db_bench` with its shared libraries in
+# BIN_DIR/lib); without it they are built here. The vector memtable's targets and the
 # fan-out run with criterion's full sampling; the rest in its `--quick` mode
 # (no warm-up; iterations double until two agree within 5%), coarse figures
 # for the shape of the scaling. One log per part lands in OUT_DIR.
@@ -84,6 +85,13 @@ quick() { timeout "$1" "$bin/$2" --bench --quick --noplot "${@:3}" 2>&1; }
 } >"$out/arena.log"
 
 {
+    # Ordered publication against a mutex and the write group, and the log
+    # buffer that writers fill in parallel against a Mutex<Vec<u8>>.
+    part ordered-publish
+    BENCH_THREADS=1,4,16 quick 100 ordered_publish 'ordered_publish/|log_buffer/'
+} >"$out/ordered_publish.log"
+
+{
     part skiplist
     BENCH_THREADS=1,16 quick 150 skiplist \
         'skiplist_insert_random/(skiplist|skipmap|mutex_btreemap)/|skiplist_lookup/(skiplist|skipmap)/'
@@ -99,7 +107,7 @@ quick() { timeout "$1" "$bin/$2" --bench --quick --noplot "${@:3}" 2>&1; }
     done
     # Without the WAL: whether the log append or the hand-over between
     # leaders bounds the unsynced rate.
-    for threads in 1 2 4 16; do
+    for threads in 1 2 4 8 16; do
         part "engine no WAL $threads threads"
         timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 200000 \
             --threads "$threads" --disable_wal --quiet
@@ -109,15 +117,12 @@ quick() { timeout "$1" "$bin/$2" --bench --quick --noplot "${@:3}" 2>&1; }
         timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 300 --sync \
             --threads "$threads" --quiet
     done
-    # How the unsynced writers wait: barging off, yielding off, yielding
-    # always; each run prints how its waits ended.
-    for threads in 4 16; do
-        for knob in --write_group_barge_spins=0 --write_thread_max_yield_usec=0 \
-            --enable_write_thread_adaptive_yield=0; do
-            part "engine $threads threads $knob"
-            timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 100000 \
-                --threads "$threads" --quiet "$knob"
-        done
+    # The log through a memory map (allow_mmap_writes): writers copy their
+    # own records into it, the engine's fastest logged path.
+    for threads in 1 2 4 8 16; do
+        part "engine mmap log $threads threads"
+        timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 200000 \
+            --threads "$threads" --mmap_write=1 --quiet
     done
     # RocksDB's db_bench on the same unsynced workload, where one is at hand
     # (`apt-get install rocksdb-tools`; or `db_bench` and its libraries in
