@@ -1,8 +1,6 @@
 //! What `--json` records besides the results, so that a run can be told
 //! apart and replayed: the program's version and commit, and the machine.
 
-use std::process::Command;
-
 use serde::Serialize;
 
 /// The program that ran.
@@ -12,9 +10,9 @@ pub struct Program {
     pub name: &'static str,
     /// The crate's version.
     pub version: &'static str,
-    /// The commit it was built from: `LSM_DEMO_GIT_COMMIT` at build time,
-    /// else `git rev-parse HEAD` in the source tree it was built from (with
-    /// `-dirty` when that tree has changes), else `unknown`.
+    /// The commit it was built from, read when it was built:
+    /// `LSM_DEMO_GIT_COMMIT` if set, else `git rev-parse HEAD` in its source
+    /// tree (with `-dirty` when tracked files had changes), else `unknown`.
     pub git_commit: String,
 }
 
@@ -30,28 +28,8 @@ impl Program {
 }
 
 fn git_commit() -> String {
-    if let Some(c) = option_env!("LSM_DEMO_GIT_COMMIT").filter(|c| !c.is_empty()) {
-        return c.to_string();
-    }
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .arg("-C")
-            .arg(env!("CARGO_MANIFEST_DIR"))
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-    };
-    let Some(head) = git(&["rev-parse", "HEAD"]) else {
-        return "unknown".into();
-    };
-    let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
-    if head.is_empty() {
-        return "unknown".into();
-    }
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
-        .is_some_and(|o| !o.stdout.is_empty());
-    if dirty { format!("{head}-dirty") } else { head }
+    // Set by `build.rs`.
+    env!("LSM_DEMO_BUILD_COMMIT").to_string()
 }
 
 /// The machine it ran on.
@@ -145,6 +123,16 @@ mod tests {
         }
         let p = Program::this();
         assert_eq!(p.version, env!("CARGO_PKG_VERSION"));
-        assert!(!p.git_commit.is_empty());
+        // As `build.rs` read it: a commit (possibly dirty), or `unknown`
+        // outside a git checkout; an override is taken as given.
+        if option_env!("LSM_DEMO_GIT_COMMIT").is_none_or(str::is_empty) {
+            let commit = p.git_commit.strip_suffix("-dirty").unwrap_or(&p.git_commit);
+            assert!(
+                commit == "unknown"
+                    || (commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit())),
+                "{}",
+                p.git_commit
+            );
+        }
     }
 }
