@@ -365,7 +365,7 @@ fn random_faults_with_concurrent_synced_writers() {
                     s.spawn(move || {
                         let mut rng = Rng::new(seed << 8 | t as u64);
                         let wo = write_options(true);
-                        let name = move |k: u64| format!("t{t}-{k:03}");
+                        let name = move |k: u64| thread_key(t, k);
                         let mut model = State::new();
                         for i in 0..300 {
                             let op = random_op(&mut rng, ((t as u64) << 32) | i, 50, &name);
@@ -388,12 +388,7 @@ fn random_faults_with_concurrent_synced_writers() {
             .unwrap_or_else(|e| panic!("seed {seed}: no reopen after faults {rules:?}: {e}"));
         let actual = scan(&db);
         for (t, (model, in_flight)) in results.into_iter().enumerate() {
-            let prefix = format!("t{t}-").into_bytes();
-            let mine: State = actual
-                .iter()
-                .filter(|(k, _)| k.starts_with(&prefix))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
+            let mine = thread_entries(&actual, t);
             let mut with_op = model.clone();
             if let Some(op) = &in_flight {
                 apply(&mut with_op, op);

@@ -45,7 +45,7 @@ fn synced_writers_survive_power_loss(kind: MemtableKind, torn: bool, seed: u64) 
                     s.spawn(move || {
                         let mut rng = Rng::new(seed ^ (round << 32) ^ (t as u64 + 1) << 48);
                         let wo = write_options(true);
-                        let name = move |k: u64| format!("t{t}-{k:03}");
+                        let name = move |k: u64| thread_key(t, k);
                         for i in 0.. {
                             if stop.load(Ordering::Relaxed) {
                                 break;
@@ -84,12 +84,7 @@ fn synced_writers_survive_power_loss(kind: MemtableKind, torn: bool, seed: u64) 
         let actual = scan(&db);
         let mut seen = 0;
         for (t, (model, in_flight)) in results.into_iter().enumerate() {
-            let prefix = format!("t{t}-").into_bytes();
-            let mine: State = actual
-                .iter()
-                .filter(|(k, _)| k.starts_with(&prefix))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
+            let mine = thread_entries(&actual, t);
             seen += mine.len();
             let mut with_op = model.clone();
             if let Some(op) = &in_flight {

@@ -172,6 +172,21 @@ pub fn random_op(rng: &mut Rng, tag: u64, keys: u64, name: &dyn Fn(u64) -> Strin
     }
 }
 
+/// Key `k` of writer thread `t`: each thread writes keys of its own.
+pub fn thread_key(t: usize, k: u64) -> String {
+    format!("t{t}-{k:03}")
+}
+
+/// The entries of `state` under writer thread `t`'s keys.
+pub fn thread_entries(state: &State, t: usize) -> State {
+    let prefix = format!("t{t}-").into_bytes();
+    state
+        .iter()
+        .filter(|(k, _)| k.starts_with(&prefix))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
 pub fn key_name(k: u64) -> String {
     format!("key{k:04}")
 }
