@@ -11,10 +11,11 @@
 # BIN_DIR holds the bench executables named arena, write_group, skiplist,
 # vecmem, ordered_publish and an `lsm-demo` binary, for a machine without a
 # Rust toolchain (and, optionally, `db_bench` with its shared libraries in
-# BIN_DIR/lib); without it they are built here. The vector memtable's targets and the
-# fan-out run with criterion's full sampling; the rest in its `--quick` mode
-# (no warm-up; iterations double until two agree within 5%), coarse figures
-# for the shape of the scaling. One log per part lands in OUT_DIR.
+# BIN_DIR/lib); without it they are built here. The vector memtable's
+# targets and the fan-out run with criterion's full sampling; the rest in
+# its `--quick` mode (no warm-up; iterations double until two agree within
+# 5%), coarse figures for the shape of the scaling. One log per part lands
+# in OUT_DIR.
 set -uo pipefail
 
 out=${1:?usage: many-core.sh OUT_DIR [BIN_DIR]}
@@ -105,8 +106,8 @@ quick() { timeout "$1" "$bin/$2" --bench --quick --noplot "${@:3}" 2>&1; }
                 --threads "$threads" --memtablerep "$memtable" --quiet
         done
     done
-    # Without the WAL: whether the log append or the hand-over between
-    # leaders bounds the unsynced rate.
+    # Without the log: what ordering the writes costs by itself (the
+    # sequencer's reservations and the published position).
     for threads in 1 2 4 8 16; do
         part "engine no WAL $threads threads"
         timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 200000 \
