@@ -8,13 +8,16 @@ use std::sync::Arc;
 use lsm_demo::env::{FaultInjectionFs, FaultOp};
 use lsm_demo::{DB, IteratorMode, MemtableKind, Options, WriteBatch, WriteOptions};
 
+/// Where the tests' database lives, in the simulated file system.
 pub const DIR: &str = "/fault-injection/db";
 
+/// A database's contents: the model the tests check a scan against.
 pub type State = BTreeMap<Vec<u8>, Vec<u8>>;
 
 /// One write: its changes in order (`None` deletes).
 pub type Op = Vec<(Vec<u8>, Option<Vec<u8>>)>;
 
+/// Every kind of file-system call: a power loss fails them all.
 pub const ALL_OPS: [FaultOp; 11] = [
     FaultOp::CreateDir,
     FaultOp::Create,
@@ -30,7 +33,7 @@ pub const ALL_OPS: [FaultOp; 11] = [
 ];
 
 /// A small deterministic generator (xorshift64*), so a failing seed replays.
-pub struct Rng(pub u64);
+pub struct Rng(u64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
