@@ -24,12 +24,12 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 
 use super::Shared;
-use super::write::frame_group;
+use super::write::{LogFile, frame_group};
 use crate::batch::GROUP_HEADER_LEN;
 use crate::env::SharedMappedFile;
 use crate::error::{Error, Result};
 use crate::filename::log_path;
-use crate::wal::RECORD_HEADER_LEN;
+use crate::wal::{LogWriter, RECORD_HEADER_LEN};
 
 /// How far ahead of the reservations a writer grows the log: a writer that
 /// finds less room grows it before it reserves.
@@ -59,23 +59,22 @@ impl Shared {
         !self.direct_log.load(Ordering::Relaxed).is_null()
     }
 
-    /// Makes `log` (the new current log's shared half, if any) the one
-    /// writers copy into, its bytes starting at `size`, the end of the
-    /// log's header; for `install_new_log` and open, with the sequencer
-    /// closed and the log mutex held.
-    pub(super) fn install_direct_log(
-        &self,
-        closed: &ordered_publish::Closed<'_>,
-        log: Option<&SharedMappedFile>,
-        size: u64,
-    ) {
-        match log {
+    /// Makes `log` (the new current log) the one writers copy into if it
+    /// has a shared half, its bytes starting where its writer ends (after
+    /// the log's header); for `install_new_log` and open, with the
+    /// sequencer closed and the log mutex held.
+    pub(super) fn install_direct_log(&self, closed: &ordered_publish::Closed<'_>, log: &LogFile) {
+        let shared = log.shared.as_deref();
+        match shared {
             // Reservations may run to the grown end; growing raises it.
-            Some(log) => closed.restart_bytes(size, log.grown()),
+            Some(shared) => {
+                let size = log.writer.as_ref().map_or(0, LogWriter::size);
+                closed.restart_bytes(size, shared.grown());
+            }
             // Drain passes take the records: the bytes mean nothing.
             None => closed.restart_bytes(0, u64::MAX),
         }
-        let ptr = log.map_or(std::ptr::null_mut(), |l| std::ptr::from_ref(l).cast_mut());
+        let ptr = shared.map_or(std::ptr::null_mut(), |l| std::ptr::from_ref(l).cast_mut());
         // Release: reservations after the reopening acquire it.
         self.direct_log.store(ptr, Ordering::Release);
     }

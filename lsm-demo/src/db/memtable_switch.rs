@@ -198,9 +198,8 @@ impl Shared {
             }
         }
         let bytes_written = log.total_bytes_written(self.seq.reserved_bytes());
-        let size = next.writer.as_ref().map_or(0, LogWriter::size);
         // Before the old log (and its map) goes.
-        self.install_direct_log(closed, next.shared.as_deref(), size);
+        self.install_direct_log(closed, &next);
         *log = next;
         log.bytes_written = bytes_written;
         drop(log);

@@ -18,7 +18,6 @@ use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::recovery::{Inventory, create_database, lock_dir, recognise, recover};
 use crate::version::Version;
-use crate::wal::LogWriter;
 use ordered_publish::{OrderedQueue, Sequencer};
 
 impl<T: ThreadMode> DBWithThreadMode<T> {
@@ -170,9 +169,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         });
         {
             let closed = shared.seq.close();
-            let log = shared.log.lock();
-            let size = log.writer.as_ref().map_or(0, LogWriter::size);
-            shared.install_direct_log(&closed, log.shared.as_deref(), size);
+            shared.install_direct_log(&closed, &shared.log.lock());
         }
         let background = shared.start_background()?;
         let db = DBWithThreadMode {

@@ -147,20 +147,13 @@ impl write_group::Commit<SyncItem> for Shared {
     ) -> Result<write_group::Lead<Range<u64>>> {
         let total: u64 = members.iter().map(|m| m.batch.len() as u64).sum();
         let batches: Vec<&[u8]> = members.iter().map(|m| m.batch.records()).collect();
-        let records_len = batches.iter().map(|b| b.len()).sum();
-        let (range, bytes) = self.reserve_logged(total, records_len)?;
-        let target = if let Some(log) = self.direct_log() {
-            if let Err(e) = self.copy_record(log, bytes, range.start, total, &batches) {
-                return Err(self.fail_log(range, e));
-            }
+        let range = self.reserve_and_log(total, &batches)?;
+        let target = if self.copies_directly() {
             // Every record before ours is in the log once the ranges before
             // ours are published (each is copied before it is finished).
             self.seq.wait_published(range.start);
             range.end
         } else {
-            let mut record = Vec::new();
-            frame_group(range.start, total, &batches, &mut record);
-            self.post_and_drain(range.clone(), record);
             self.log_queue.taken()
         };
         let mut first = range.start;
@@ -213,18 +206,7 @@ impl Shared {
             // the range skipped once it is finished (see `drain_log`).
             self.reserve(count)?
         } else {
-            let (range, bytes) = self.reserve_logged(count, batch.records().len())?;
-            if let Some(log) = self.direct_log() {
-                if let Err(e) = self.copy_record(log, bytes, range.start, count, &[batch.records()])
-                {
-                    return Err(self.fail_log(range, e));
-                }
-            } else {
-                let mut record = Vec::new();
-                frame_group(range.start, count, &[batch.records()], &mut record);
-                self.post_and_drain(range.clone(), record);
-            }
-            range
+            self.reserve_and_log(count, &[batch.records()])?
         };
         if let Err(e) = self.check_logged(range.start) {
             self.seq.finish(range);
@@ -260,14 +242,29 @@ impl Shared {
         Ok(())
     }
 
-    /// Posts `record` (framed, its entries numbered `range`) to the log
-    /// queue and sees it written (by this thread's drain pass or another's).
-    fn post_and_drain(&self, range: Range<u64>, record: Vec<u8>) {
-        self.log_queue
-            .post_skipping(range.clone(), record, self.seq.tracker());
-        // Returns once the pass that took our record has been handled,
-        // whether the append worked or not.
-        self.drain_log(range.end);
+    /// Reserves `count` sequence numbers for the records of `batches` and
+    /// logs them as one record: copied into the mapped log by this thread
+    /// (see `direct_log`), or posted to the log queue and seen written (by
+    /// this thread's drain pass or another's; the append may have failed,
+    /// which `check_logged` tells). A failed copy fails the log, and the
+    /// range is finished empty.
+    fn reserve_and_log(&self, count: u64, batches: &[&[u8]]) -> Result<Range<u64>> {
+        let records_len = batches.iter().map(|b| b.len()).sum();
+        let (range, bytes) = self.reserve_logged(count, records_len)?;
+        if let Some(log) = self.direct_log() {
+            if let Err(e) = self.copy_record(log, bytes, range.start, count, batches) {
+                return Err(self.fail_log(range, e));
+            }
+        } else {
+            let mut record = Vec::new();
+            frame_group(range.start, count, batches, &mut record);
+            self.log_queue
+                .post_skipping(range.clone(), record, self.seq.tracker());
+            // Returns once the pass that took our record has been handled,
+            // whether the append worked or not.
+            self.drain_log(range.end);
+        }
+        Ok(range)
     }
 
     /// A record numbered `range` could not be copied into the log: no
