@@ -167,7 +167,7 @@ impl SharedMappedFile {
             let chunk = (at / CHUNK) as usize;
             let within = at % CHUNK;
             let n = rest.len().min((CHUNK - within) as usize);
-            // Relaxed: `grown` (Acquire, above or in `grow_for`) passed this
+            // Relaxed: `grown` (Acquire, above or in `grow_to`) passed this
             // chunk, so its mapping was stored before.
             let base = self.chunks[chunk].load(Ordering::Relaxed);
             debug_assert!(!base.is_null(), "a chunk below the grown end is mapped");
@@ -264,11 +264,6 @@ impl SharedMappedFile {
     /// ```
     pub fn grow_to(&self, end: u64) -> io::Result<()> {
         let _guard = self.grow.lock().unwrap_or_else(PoisonError::into_inner);
-        self.grow_locked(end)
-    }
-
-    /// [`Self::grow_to`], with the lock held.
-    fn grow_locked(&self, end: u64) -> io::Result<()> {
         // Relaxed: only growers store it, under the lock we hold.
         let grown = self.grown.load(Ordering::Relaxed);
         if end <= grown {
@@ -353,7 +348,7 @@ impl Drop for SharedMappedFile {
             let base = *slot.get_mut();
             if !base.is_null() {
                 // SAFETY: a live mapping of `CHUNK` bytes made by
-                // `grow_locked`; the file is being dropped, so nothing
+                // `grow_to`; the file is being dropped, so nothing
                 // writes through it any more. Its pages stay dirty in the
                 // page cache.
                 unsafe { libc::munmap(base.cast(), CHUNK as usize) };
