@@ -88,3 +88,76 @@ fn mapped_logs_replay_after_a_close_and_after_a_zero_tail() {
     expected.extend(fill(&db, 3));
     assert_eq!(contents(&db), expected);
 }
+
+/// Writers copy into the mapped log at once, so a process that dies while
+/// an earlier writer is still copying can leave that writer's record torn
+/// (or still zeros) with a later writer's whole record after it, then the
+/// zeros of the rest of the growth. Neither write was acknowledged (a
+/// write returns once every earlier one is in), so recovery must drop
+/// both: `PointInTime` stops at the torn record. `TolerateCorruptedTailRecords`
+/// would refuse such a log (whole records follow the damage, which is what
+/// it takes for corruption), so the mapped log refuses that mode up front,
+/// as it refuses `AbsoluteConsistency`; `SkipAnyCorruptedRecord` replays
+/// the whole record after the torn one, as its documentation says.
+#[test]
+fn a_torn_record_before_whole_ones_is_dropped_with_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = Options::default();
+    opts.create_if_missing(true).set_allow_mmap_writes(true);
+    let db = DB::open(&opts, dir.path()).unwrap();
+    let value = |i: u32| format!("value-{i:06}-{}", "v".repeat(80)).into_bytes();
+    for i in 0..100u32 {
+        db.put(format!("k{i:03}"), value(i)).unwrap();
+    }
+    drop(db);
+
+    // Tear the record of write 98 (its value lies inside it); write 99's
+    // record follows whole, then zeros.
+    let newest = log_files(dir.path()).pop().unwrap();
+    let mut bytes = std::fs::read(&newest).unwrap();
+    let torn = bytes
+        .windows(12)
+        .position(|w| w == b"value-000098")
+        .expect("write 98 is in the newest log");
+    assert!(
+        bytes[torn..].windows(12).any(|w| w == b"value-000099"),
+        "write 99's record follows"
+    );
+    bytes[torn..torn + 12].fill(0);
+    bytes.extend(vec![0; 64 << 10]);
+    std::fs::write(&newest, &bytes).unwrap();
+
+    for mode in [
+        DBRecoveryMode::AbsoluteConsistency,
+        DBRecoveryMode::TolerateCorruptedTailRecords,
+    ] {
+        opts.set_wal_recovery_mode(mode);
+        let Err(err) = DB::open(&opts, dir.path()) else {
+            panic!("{mode:?}: opened");
+        };
+        assert!(
+            matches!(err, lsm_demo::Error::InvalidArgument(_)),
+            "{mode:?}: {err}"
+        );
+    }
+    // Salvage first, on a copy: a recovery rewrites the directory.
+    let salvage = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), salvage.path().join(entry.file_name())).unwrap();
+    }
+    let written = |range: std::ops::Range<u32>| -> BTreeMap<Vec<u8>, Vec<u8>> {
+        range
+            .map(|i| (format!("k{i:03}").into_bytes(), value(i)))
+            .collect()
+    };
+    opts.set_wal_recovery_mode(DBRecoveryMode::SkipAnyCorruptedRecord);
+    let db = DB::open(&opts, salvage.path()).unwrap();
+    let mut kept = written(0..98);
+    kept.extend(written(99..100));
+    assert_eq!(contents(&db), kept);
+
+    opts.set_wal_recovery_mode(DBRecoveryMode::PointInTime);
+    let db = DB::open(&opts, dir.path()).unwrap();
+    assert_eq!(contents(&db), written(0..98));
+}
