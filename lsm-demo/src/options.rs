@@ -534,7 +534,9 @@ impl Options {
     /// a writer that was still copying can leave its record torn with later
     /// writers' whole records after it. None of those writes was
     /// acknowledged (a write returns once every earlier one is in), and
-    /// [`DBRecoveryMode::PointInTime`] drops them all; the two modes that
+    /// [`DBRecoveryMode::PointInTime`] drops them all (counting the torn
+    /// record as damage, so the log is set aside in `lost/` as one that
+    /// lost more than a torn tail: see `DbStats::recovery`); the two modes that
     /// take whole records after damage for corruption,
     /// [`DBRecoveryMode::AbsoluteConsistency`] and
     /// [`DBRecoveryMode::TolerateCorruptedTailRecords`], are refused with

@@ -160,4 +160,8 @@ fn a_torn_record_before_whole_ones_is_dropped_with_them() {
     opts.set_wal_recovery_mode(DBRecoveryMode::PointInTime);
     let db = DB::open(&opts, dir.path()).unwrap();
     assert_eq!(contents(&db), written(0..98));
+    // Counted as damage: the log is set aside, its prefix in tables.
+    let recovery = db.stats().recovery;
+    assert_eq!(recovery.damaged_ranges, 1);
+    assert_eq!(recovery.files_set_aside.len(), 1);
 }
