@@ -98,6 +98,14 @@ pub use thread_mode::{DBAccess, MultiThreaded, SingleThreaded, ThreadMode};
 pub use updates::DBWALIterator;
 use write::{LogFile, SyncItem, check_batch_size};
 
+/// How far, in sequence numbers, a write's range may start past the
+/// published position (the sequencer's ring): writers wait beyond it. So
+/// the writes in flight at any moment (reserved, not yet published) all
+/// start less than this many numbers apart, which recovery relies on to
+/// tell a mapped log's writes in flight at a crash from damage (see
+/// `recovery::replay`).
+pub(crate) const SEQUENCER_WINDOW: usize = 1 << 16;
+
 /// State changed only under `Shared::state`.
 struct State {
     version: Arc<Version>,

@@ -533,19 +533,20 @@ impl Options {
     /// to, and the bytes of writers that had reserved but not copied), and
     /// a writer that was still copying can leave its record torn with later
     /// writers' whole records after it. None of those writes was
-    /// acknowledged (a write returns once every earlier one is in), and
-    /// [`DBRecoveryMode::PointInTime`] drops them all (counting the torn
-    /// record as damage, so the log is set aside in `lost/` as one that
-    /// lost more than a torn tail: see `DbStats::recovery`); the two modes that
-    /// take whole records after damage for corruption,
-    /// [`DBRecoveryMode::AbsoluteConsistency`] and
-    /// [`DBRecoveryMode::TolerateCorruptedTailRecords`], are refused with
-    /// this option (by [`Options::validate`], so by `open`), and a
-    /// database written with it, reopened without it in one of them, may
-    /// be refused as corrupt after a crash.
-    /// [`DBRecoveryMode::SkipAnyCorruptedRecord`] replays the whole records
-    /// after the torn one as well: after a crash it may keep a write that
-    /// was in flight without an earlier one. A disk error
+    /// acknowledged (a write returns once every earlier one is in).
+    /// Recovery, with this option set, takes such an end of the last log
+    /// for a torn tail when the whole records after the damage are numbered
+    /// after everything before it and start within the sequencer's window
+    /// of each other (as writes in flight do), and for damage otherwise:
+    /// [`DBRecoveryMode::PointInTime`] and
+    /// [`DBRecoveryMode::TolerateCorruptedTailRecords`] drop those writes;
+    /// [`DBRecoveryMode::AbsoluteConsistency`], which refuses any torn
+    /// tail, is refused with this option (by [`Options::validate`], so by
+    /// `open`); [`DBRecoveryMode::SkipAnyCorruptedRecord`] replays the whole
+    /// records after the torn one as well, so it may keep a write that was
+    /// in flight without an earlier one. Reopened without this option, a
+    /// database counts such an end as damage (its log set aside in `lost/`,
+    /// or refused by `TolerateCorruptedTailRecords`). A disk error
     /// met through the map (reading back the log's last page) kills the
     /// process with `SIGBUS`, where a `pwrite` would return an error.
     ///
@@ -567,8 +568,6 @@ impl Options {
     /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     ///
     /// opts.set_wal_recovery_mode(DBRecoveryMode::AbsoluteConsistency);
-    /// assert!(opts.validate().is_err());
-    /// opts.set_wal_recovery_mode(DBRecoveryMode::TolerateCorruptedTailRecords);
     /// assert!(opts.validate().is_err());
     /// ```
     pub fn set_allow_mmap_writes(&mut self, v: bool) -> &mut Self {
@@ -697,18 +696,12 @@ impl Options {
         if self.unordered_write && !self.allow_concurrent_memtable_write {
             return bad("unordered_write needs allow_concurrent_memtable_write".into());
         }
-        if self.allow_mmap_writes
-            && matches!(
-                self.wal_recovery_mode,
-                DBRecoveryMode::AbsoluteConsistency | DBRecoveryMode::TolerateCorruptedTailRecords
-            )
-        {
-            return bad(format!(
-                "allow_mmap_writes can leave, when the process dies, a torn record with whole ones \
-                 and zeros after it at the end of the log, which the {:?} recovery mode refuses; \
-                 use PointInTime",
-                self.wal_recovery_mode
-            ));
+        if self.allow_mmap_writes && self.wal_recovery_mode == DBRecoveryMode::AbsoluteConsistency {
+            return bad(
+                "allow_mmap_writes leaves zeros after the log's last record when the process dies, \
+                 which the AbsoluteConsistency recovery mode refuses"
+                    .into(),
+            );
         }
         // A group is one log record: its bytes and header must fit one.
         let group_limit = crate::wal::MAX_RECORD_LEN - crate::batch::GROUP_HEADER_LEN;

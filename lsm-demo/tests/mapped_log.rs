@@ -5,9 +5,10 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use lsm_demo::wal::{DBRecoveryMode, read_all};
-use lsm_demo::{DB, Options, WriteOptions};
+use lsm_demo::{DB, Options, RecoveryStats, WriteBatch, WriteOptions};
 
 mod common;
 use common::{log_files, scan};
@@ -21,7 +22,10 @@ fn options() -> Options {
     o
 }
 
-fn contents(db: &DB) -> BTreeMap<Vec<u8>, Vec<u8>> {
+/// A database's keys and values.
+type Contents = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn contents(db: &DB) -> Contents {
     scan(db).into_iter().collect()
 }
 
@@ -89,79 +93,157 @@ fn mapped_logs_replay_after_a_close_and_after_a_zero_tail() {
     assert_eq!(contents(&db), expected);
 }
 
-/// Writers copy into the mapped log at once, so a process that dies while
-/// an earlier writer is still copying can leave that writer's record torn
-/// (or still zeros) with a later writer's whole record after it, then the
-/// zeros of the rest of the growth. Neither write was acknowledged (a
-/// write returns once every earlier one is in), so recovery must drop
-/// both: `PointInTime` stops at the torn record. `TolerateCorruptedTailRecords`
-/// would refuse such a log (whole records follow the damage, which is what
-/// it takes for corruption), so the mapped log refuses that mode up front,
-/// as it refuses `AbsoluteConsistency`; `SkipAnyCorruptedRecord` replays
-/// the whole record after the torn one, as its documentation says.
-#[test]
-fn a_torn_record_before_whole_ones_is_dropped_with_them() {
+/// A copy of the database directory `from` (its files, not `lost/`).
+fn copy_of(from: &Path) -> tempfile::TempDir {
+    let to = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), to.path().join(entry.file_name())).unwrap();
+        }
+    }
+    to
+}
+
+/// The value of write `i` in the tests below: found in the log by its
+/// first 12 bytes.
+fn value(i: u32) -> Vec<u8> {
+    format!("value-{i:06}-{}", "v".repeat(80)).into_bytes()
+}
+
+/// What the puts of `range` wrote (see `database_of`).
+fn written(range: std::ops::Range<u32>) -> Contents {
+    range
+        .map(|i| (format!("k{i:03}").into_bytes(), value(i)))
+        .collect()
+}
+
+/// A mapped-log database in a fresh directory holding `puts` single puts
+/// (write `i`: key `k{i:03}`, `value(i)`) and then `batches`, closed;
+/// returns the directory, its newest log and the log's bytes.
+fn database_of(puts: u32, batches: Vec<WriteBatch>) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = Options::default();
     opts.create_if_missing(true).set_allow_mmap_writes(true);
     let db = DB::open(&opts, dir.path()).unwrap();
-    let value = |i: u32| format!("value-{i:06}-{}", "v".repeat(80)).into_bytes();
-    for i in 0..100u32 {
+    for i in 0..puts {
         db.put(format!("k{i:03}"), value(i)).unwrap();
     }
+    for batch in batches {
+        db.write(batch).unwrap();
+    }
     drop(db);
-
-    // Tear the record of write 98 (its value lies inside it); write 99's
-    // record follows whole, then zeros.
     let newest = log_files(dir.path()).pop().unwrap();
-    let mut bytes = std::fs::read(&newest).unwrap();
-    let torn = bytes
-        .windows(12)
-        .position(|w| w == b"value-000098")
-        .expect("write 98 is in the newest log");
-    assert!(
-        bytes[torn..].windows(12).any(|w| w == b"value-000099"),
-        "write 99's record follows"
-    );
+    let bytes = std::fs::read(&newest).unwrap();
+    (dir, newest, bytes)
+}
+
+/// Where write `i`'s value lies in `log`.
+fn value_at(log: &[u8], i: u32) -> usize {
+    let needle = &value(i)[..12];
+    log.windows(12)
+        .position(|w| w == needle)
+        .unwrap_or_else(|| panic!("write {i} is in the log"))
+}
+
+/// Opens `dir` in `mode` with the mapped log: the contents and what
+/// recovery counted, or the error.
+fn reopen(dir: &Path, mode: DBRecoveryMode) -> lsm_demo::Result<(Contents, RecoveryStats)> {
+    let mut opts = Options::default();
+    opts.set_allow_mmap_writes(true).set_wal_recovery_mode(mode);
+    let db = DB::open(&opts, dir)?;
+    Ok((contents(&db), db.stats().recovery))
+}
+
+/// Writers copy into the mapped log at once, so a process that dies while
+/// an earlier writer is still copying can leave that writer's record torn
+/// (or still zeros) with a later writer's whole record after it, then the
+/// zeros of the rest of the growth. Neither write was acknowledged (a
+/// write returns once every earlier one is in): recovery takes this for a
+/// torn tail, drops both, and keeps the log out of `lost/`, in the modes
+/// that drop a torn tail; `SkipAnyCorruptedRecord` replays the whole
+/// record after the torn one, as its documentation says.
+#[test]
+fn writes_in_flight_at_a_crash_are_a_torn_tail() {
+    let (dir, log, mut bytes) = database_of(100, Vec::new());
+    // Write 98's record torn, 99's whole after it, then zeros.
+    let torn = value_at(&bytes, 98);
+    assert!(value_at(&bytes, 99) > torn);
     bytes[torn..torn + 12].fill(0);
     bytes.extend(vec![0; 64 << 10]);
-    std::fs::write(&newest, &bytes).unwrap();
+    std::fs::write(&log, &bytes).unwrap();
 
-    for mode in [
-        DBRecoveryMode::AbsoluteConsistency,
+    let salvage = copy_of(dir.path());
+    let (kept, _) = reopen(salvage.path(), DBRecoveryMode::SkipAnyCorruptedRecord).unwrap();
+    let mut expected = written(0..98);
+    expected.extend(written(99..100));
+    assert_eq!(kept, expected);
+
+    let tolerant = copy_of(dir.path());
+    let (kept, stats) = reopen(
+        tolerant.path(),
         DBRecoveryMode::TolerateCorruptedTailRecords,
-    ] {
-        opts.set_wal_recovery_mode(mode);
-        let Err(err) = DB::open(&opts, dir.path()) else {
-            panic!("{mode:?}: opened");
-        };
-        assert!(
-            matches!(err, lsm_demo::Error::InvalidArgument(_)),
-            "{mode:?}: {err}"
-        );
-    }
-    // Salvage first, on a copy: a recovery rewrites the directory.
-    let salvage = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(dir.path()).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), salvage.path().join(entry.file_name())).unwrap();
-    }
-    let written = |range: std::ops::Range<u32>| -> BTreeMap<Vec<u8>, Vec<u8>> {
-        range
-            .map(|i| (format!("k{i:03}").into_bytes(), value(i)))
-            .collect()
-    };
-    opts.set_wal_recovery_mode(DBRecoveryMode::SkipAnyCorruptedRecord);
-    let db = DB::open(&opts, salvage.path()).unwrap();
-    let mut kept = written(0..98);
-    kept.extend(written(99..100));
-    assert_eq!(contents(&db), kept);
+    )
+    .unwrap();
+    assert_eq!(kept, written(0..98));
+    assert!(stats.files_set_aside.is_empty(), "{stats:?}");
 
-    opts.set_wal_recovery_mode(DBRecoveryMode::PointInTime);
-    let db = DB::open(&opts, dir.path()).unwrap();
-    assert_eq!(contents(&db), written(0..98));
-    // Counted as damage: the log is set aside, its prefix in tables.
-    let recovery = db.stats().recovery;
-    assert_eq!(recovery.damaged_ranges, 1);
-    assert_eq!(recovery.files_set_aside.len(), 1);
+    let (kept, stats) = reopen(dir.path(), DBRecoveryMode::PointInTime).unwrap();
+    assert_eq!(kept, written(0..98));
+    assert_eq!(stats.damaged_ranges, 1);
+    assert!(stats.files_set_aside.is_empty(), "{stats:?}");
+}
+
+/// A writer that died in the middle of its copy, the last in the log: the
+/// record's first part, then zeros. A torn tail, like zeros alone.
+#[test]
+fn a_copy_cut_short_at_the_end_is_a_torn_tail() {
+    let (dir, log, mut bytes) = database_of(50, Vec::new());
+    let cut = value_at(&bytes, 49) + 20;
+    bytes.truncate(cut);
+    bytes.extend(vec![0; 64 << 10]);
+    std::fs::write(&log, &bytes).unwrap();
+
+    let tolerant = copy_of(dir.path());
+    let (kept, _) = reopen(
+        tolerant.path(),
+        DBRecoveryMode::TolerateCorruptedTailRecords,
+    )
+    .unwrap();
+    assert_eq!(kept, written(0..49));
+    let (kept, stats) = reopen(dir.path(), DBRecoveryMode::PointInTime).unwrap();
+    assert_eq!(kept, written(0..49));
+    assert!(stats.files_set_aside.is_empty(), "{stats:?}");
+}
+
+/// Whole records after the damage that start further apart than writes in
+/// flight can (the sequencer's window, 65,536 numbers) mean damage: the
+/// point in time ends there and the log is set aside as evidence, and
+/// `TolerateCorruptedTailRecords` refuses to open.
+#[test]
+fn records_after_damage_beyond_the_window_are_damage() {
+    // Write 20 (to tear), a batch of 70,000 entries (one record, 70,000
+    // numbers), then one more write: the last two start more than 65,536
+    // numbers apart.
+    let mut large = WriteBatch::new();
+    for i in 0..70_000u32 {
+        large.put(format!("b{i:05}"), b"");
+    }
+    let mut after = WriteBatch::new();
+    after.put(b"after", b"the large batch");
+    let (dir, log, mut bytes) = database_of(21, vec![large, after]);
+    let torn = value_at(&bytes, 20);
+    bytes[torn..torn + 12].fill(0);
+    std::fs::write(&log, &bytes).unwrap();
+
+    let tolerant = copy_of(dir.path());
+    let err = reopen(
+        tolerant.path(),
+        DBRecoveryMode::TolerateCorruptedTailRecords,
+    )
+    .expect_err("refused");
+    assert!(matches!(err, lsm_demo::Error::Corruption(_)), "{err}");
+    let (kept, stats) = reopen(dir.path(), DBRecoveryMode::PointInTime).unwrap();
+    assert_eq!(kept, written(0..20));
+    assert_eq!(stats.files_set_aside.len(), 1, "{stats:?}");
 }

@@ -143,8 +143,8 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             opts: opts.clone(),
             fs,
             group: write_group::WriteGroup::new(opts.write_group.clone()),
-            seq: Sequencer::new(next_sequence, SEQUENCER_WINDOW),
-            log_queue: OrderedQueue::new(next_sequence, SEQUENCER_WINDOW),
+            seq: Sequencer::new(next_sequence, super::SEQUENCER_WINDOW),
+            log_queue: OrderedQueue::new(next_sequence, super::SEQUENCER_WINDOW),
             durable: CachePadded::new(AtomicU64::new(next_sequence)),
             log_failed_from: AtomicU64::new(u64::MAX),
             log: CachePadded::new(Mutex::new(log)),
@@ -263,10 +263,6 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         crate::repair::repair_with_fs(opts, path.as_ref(), &PosixFs).map(drop)
     }
 }
-
-/// How far, in sequence numbers, a write's range may start past the
-/// published position (the sequencer's ring): writers wait beyond it.
-const SEQUENCER_WINDOW: usize = 1 << 16;
 
 fn prepare_dir(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
     // Through `fs` only: a custom file system must not see the real disk.

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::{RecoveryStats, wal_error};
 use crate::batch::{BatchOp, WriteBatch, decode_group, decode_log_trailer};
+use crate::db::SEQUENCER_WINDOW;
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::filename::log_path;
@@ -16,7 +17,7 @@ use crate::manifest::Manifest;
 use crate::memtable::Memtable;
 use crate::options::{MAX_KEY_LEN, MAX_VALUE_LEN, Options};
 use crate::version::{TableFile, build_table};
-use crate::wal::{DBRecoveryMode, FILE_HEADER_LEN, LogReader};
+use crate::wal::{DBRecoveryMode, FILE_HEADER_LEN, LogReader, WalError};
 
 /// What replaying one log found.
 #[derive(Default)]
@@ -146,6 +147,17 @@ impl<'a> Replay<'a> {
             set_aside: Vec::new(),
         };
         let logs = &replay.skip_abandoned(logs)?;
+        // Whether the last log may end in records a mapped log's writers
+        // were copying when the process died (see `copies_in_flight`), in
+        // the modes that stop at its damage (salvage reads on).
+        let in_flight_at_end = |i: usize| {
+            opts.allow_mmap_writes
+                && i + 1 == logs.len()
+                && matches!(
+                    mode,
+                    DBRecoveryMode::PointInTime | DBRecoveryMode::TolerateCorruptedTailRecords
+                )
+        };
         // Under PointInTime, why the replay stopped, and the damaged log.
         let mut stopped: Option<String> = None;
         let mut damaged_log = None;
@@ -153,7 +165,17 @@ impl<'a> Replay<'a> {
         for (i, &n) in logs.iter().enumerate() {
             let path = log_path(dir, n);
             if stopped.is_none() {
-                let reader = LogReader::open(fs, &path, mode).map_err(|e| wal_error(&path, e))?;
+                // The reader would refuse damage with whole records after
+                // it; whether that is a crash's copies in flight is decided
+                // below, and this mode refuses anything else there.
+                let read_mode = match mode {
+                    DBRecoveryMode::TolerateCorruptedTailRecords if in_flight_at_end(i) => {
+                        DBRecoveryMode::PointInTime
+                    }
+                    _ => mode,
+                };
+                let reader =
+                    LogReader::open(fs, &path, read_mode).map_err(|e| wal_error(&path, e))?;
                 let first_log = manifest.log_number;
                 if let Some(why) =
                     chain_break(&path, reader.previous_log(), previous_replayed, first_log)
@@ -163,7 +185,8 @@ impl<'a> Replay<'a> {
                 }
                 if stopped.is_none() {
                     let version = reader.version();
-                    let mut outcome = replay.replay_log(manifest, &path, reader, stats)?;
+                    let mut outcome =
+                        replay.replay_log(manifest, &path, reader, stats, in_flight_at_end(i))?;
                     previous_replayed = Some(n);
                     stats.logs_replayed += 1;
                     let next = logs.get(i + 1).copied();
@@ -269,12 +292,16 @@ impl<'a> Replay<'a> {
     }
 
     /// Replays one log's records into the memtable, as the mode says.
+    /// `in_flight_at_end`: the log is the last, written through a map, so
+    /// its damage may be a crash's copies in flight (see
+    /// `copies_in_flight`), which counts as a torn tail.
     fn replay_log(
         &mut self,
         manifest: &mut Manifest,
         path: &Path,
         mut reader: LogReader,
         stats: &mut RecoveryStats,
+        in_flight_at_end: bool,
     ) -> Result<LogOutcome> {
         let log = self.log;
         let mut outcome = LogOutcome::default();
@@ -315,13 +342,68 @@ impl<'a> Replay<'a> {
             }
         }
         for damage in reader.dropped() {
-            info!(log, "dropped {damage}");
+            let in_flight = in_flight_at_end
+                && !damage.is_torn_tail()
+                && self.copies_in_flight(path, damage.offset)?;
+            if in_flight {
+                info!(
+                    log,
+                    "dropped {damage}: writes in flight when the process died (a torn tail)"
+                );
+            } else {
+                info!(log, "dropped {damage}");
+            }
+            let torn_tail = damage.is_torn_tail() || in_flight;
+            if !torn_tail
+                && self.opts.wal_recovery_mode == DBRecoveryMode::TolerateCorruptedTailRecords
+            {
+                // As the reader would have refused it in this mode.
+                return Err(wal_error(path, WalError::Corruption(damage.clone())));
+            }
             stats.damaged_ranges += 1;
             stats.bytes_dropped += damage.dropped_bytes;
-            outcome.lost_more_than_a_tail |= !damage.is_torn_tail();
+            outcome.lost_more_than_a_tail |= !torn_tail;
         }
         outcome.stopped |= reader.tail_report().is_some();
         Ok(outcome)
+    }
+
+    /// Whether the damage at offset `from` of the mapped log at `path`, and
+    /// every record after it, can be the copies of writes in flight when
+    /// the process died: then it is a torn tail, not corruption.
+    ///
+    /// Writers copy into a mapped log at once, each at bytes reserved with
+    /// its sequence numbers, so a crash can leave a record torn (or still
+    /// zeros) with later writers' whole records after it. None of those
+    /// writes was acknowledged: a write returns once every earlier one is
+    /// in. Writes in flight all start less than `SEQUENCER_WINDOW`
+    /// numbers apart (the sequencer holds writers back beyond it), and
+    /// follow everything replayed. So whole records after the damage are
+    /// taken for copies in flight when they are groups numbered after the
+    /// last replayed write whose starts lie within that window; a trailer,
+    /// a record that does not decode, or records spread wider mean damage.
+    fn copies_in_flight(&self, path: &Path, from: u64) -> Result<bool> {
+        let mut reader = LogReader::open(self.fs, path, DBRecoveryMode::SkipAnyCorruptedRecord)
+            .map_err(|e| wal_error(path, e))?;
+        let (mut lowest, mut highest) = (u64::MAX, 0);
+        while let Some(record) = reader.next_record().map_err(|e| wal_error(path, e))? {
+            let first = match decode_log_trailer(record) {
+                Some(_) => None,
+                None => decode_group(record)
+                    .ok()
+                    .filter(|(_, ops)| !ops.is_empty())
+                    .map(|(first, _)| first),
+            };
+            if reader.last_record_offset() < from {
+                continue; // replayed already
+            }
+            let Some(first) = first.filter(|&f| self.last_sequence.is_none_or(|l| f > l)) else {
+                return Ok(false);
+            };
+            lowest = lowest.min(first);
+            highest = highest.max(first);
+        }
+        Ok(highest.saturating_sub(lowest) < SEQUENCER_WINDOW as u64)
     }
 
     /// Writes the replayed memtable out as a level-0 table and starts an
