@@ -147,12 +147,19 @@ impl<'a> Replay<'a> {
             set_aside: Vec::new(),
         };
         let logs = &replay.skip_abandoned(logs)?;
+        // The last log that took writes: the one before the last when the
+        // last holds nothing (see `unused_last`).
+        let last_written = match logs.len() {
+            0 => 0,
+            len if len >= 2 && replay.unused_last(logs[len - 1])? => len - 2,
+            len => len - 1,
+        };
         // Whether the last log may end in records a mapped log's writers
         // were copying when the process died (see `copies_in_flight`), in
         // the modes that stop at its damage (salvage reads on).
         let in_flight_at_end = |i: usize| {
             opts.allow_mmap_writes
-                && i + 1 == logs.len()
+                && i == last_written
                 && matches!(
                     mode,
                     DBRecoveryMode::PointInTime | DBRecoveryMode::TolerateCorruptedTailRecords
@@ -190,7 +197,11 @@ impl<'a> Replay<'a> {
                     previous_replayed = Some(n);
                     stats.logs_replayed += 1;
                     let next = logs.get(i + 1).copied();
-                    if let Some(next) = next
+                    // The next log that took writes: a switch that a crash
+                    // cut short leaves this log without its trailer (and a
+                    // mapped one uncut), and the next log unused.
+                    let next_written = next.filter(|_| i < last_written);
+                    if let Some(next) = next_written
                         && outcome.stopped
                         && mode == DBRecoveryMode::TolerateCorruptedTailRecords
                     {
@@ -201,10 +212,15 @@ impl<'a> Replay<'a> {
                             path.display()
                         )));
                     }
-                    if let Some(why) = unfinished(&path, version, &outcome, next)
+                    // A trailer must name the next log, used or not.
+                    let expected_next = match outcome.trailer {
+                        Some(_) => next,
+                        None => next_written,
+                    };
+                    if let Some(why) = unfinished(&path, version, &outcome, expected_next)
                         && stops_at(mode, &why, log)?
                     {
-                        if next.is_none() {
+                        if expected_next.is_none() {
                             // The lost log came last: what was replayed is
                             // a point in time already.
                             stats.logs_dropped += 1;
@@ -230,7 +246,7 @@ impl<'a> Replay<'a> {
             let size = fs
                 .file_size(&path)
                 .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-            if size > FILE_HEADER_LEN as u64 {
+            if size > FILE_HEADER_LEN as u64 && i <= last_written {
                 let why = stopped.as_deref().unwrap_or_default();
                 info!(
                     log,
@@ -289,6 +305,30 @@ impl<'a> Replay<'a> {
         }
         kept.push(last);
         Ok(kept)
+    }
+
+    /// Whether log `n`, the last of two or more, holds nothing: no record,
+    /// only zeros after its header (or in its place). Such a log never
+    /// took a write: it is what a memtable switch leaves when the process
+    /// dies after creating the new log (a mapped one is grown with zeros)
+    /// and before ending the old one with its trailer (and, mapped, its
+    /// cut). The log before it is then the last that took writes, and may
+    /// end as a last log does.
+    fn unused_last(&self, n: u64) -> Result<bool> {
+        let path = log_path(self.dir, n);
+        let Ok(mut reader) = LogReader::open(self.fs, &path, DBRecoveryMode::PointInTime) else {
+            return Ok(false); // the replay reports what is wrong
+        };
+        if reader
+            .next_record()
+            .map_err(|e| wal_error(&path, e))?
+            .is_some()
+        {
+            return Ok(false);
+        }
+        Ok(reader
+            .tail_report()
+            .is_none_or(|tail| tail.zeroed && !tail.records_follow))
     }
 
     /// Replays one log's records into the memtable, as the mode says.
