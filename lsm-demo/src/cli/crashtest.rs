@@ -177,6 +177,15 @@ pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
                 v.mismatches
             )));
         }
+        // A kill keeps all the engine handed to the OS: what recovery
+        // finds is a crash's leftovers, never damage to keep as evidence.
+        let set_aside = db.stats().recovery.files_set_aside;
+        if !set_aside.is_empty() {
+            return Err(Error::Verification(format!(
+                "round {round}: recovery set {set_aside:?} aside after a kill (seed {seed}): \
+                 it took a crash's leftovers for damage"
+            )));
+        }
     }
     println!(
         "crashtest: sync={}: {survived} kills survived in {:.0} s, >= {acked_writes} acknowledged writes, {} key checks ({} exact, {} in flight) and {} scanned entries, acknowledged writes lost: {}",
