@@ -537,7 +537,9 @@ impl Options {
     /// Recovery, with this option set, takes such an end of the last log
     /// for a torn tail when the whole records after the damage are numbered
     /// after everything before it and start within the sequencer's window
-    /// of each other (as writes in flight do), and for damage otherwise:
+    /// of each other (as writes in flight do) and zeros end the file (the
+    /// rest of the growth: a log that was ended is cut to its records), and
+    /// for damage otherwise:
     /// [`DBRecoveryMode::PointInTime`] and
     /// [`DBRecoveryMode::TolerateCorruptedTailRecords`] drop those writes;
     /// [`DBRecoveryMode::AbsoluteConsistency`], which refuses any torn

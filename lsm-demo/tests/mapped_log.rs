@@ -247,3 +247,27 @@ fn records_after_damage_beyond_the_window_are_damage() {
     assert_eq!(kept, written(0..20));
     assert_eq!(stats.files_set_aside.len(), 1, "{stats:?}");
 }
+
+/// A mapped log that was ended (a clean close cuts it to its records) and
+/// then damaged before whole records: not a crash's copies in flight, which
+/// leave the rest of the growth as zeros at the end. Damage: the point in
+/// time ends there, the log is set aside, `TolerateCorruptedTailRecords`
+/// refuses.
+#[test]
+fn damage_in_a_log_that_was_ended_is_damage() {
+    // Damage before the last record, then damage in the last record.
+    for damaged in [98, 99] {
+        let (dir, log, mut bytes) = database_of(100, Vec::new());
+        let at = value_at(&bytes, damaged);
+        bytes[at..at + 12].fill(0);
+        std::fs::write(&log, &bytes).unwrap();
+
+        let tolerant = copy_of(dir.path());
+        let mode = DBRecoveryMode::TolerateCorruptedTailRecords;
+        let err = reopen(tolerant.path(), mode).expect_err("refused");
+        assert!(matches!(err, lsm_demo::Error::Corruption(_)), "{err}");
+        let (kept, stats) = reopen(dir.path(), DBRecoveryMode::PointInTime).unwrap();
+        assert_eq!(kept, written(0..damaged));
+        assert_eq!(stats.files_set_aside.len(), 1, "{stats:?}");
+    }
+}

@@ -17,7 +17,7 @@ use crate::manifest::Manifest;
 use crate::memtable::Memtable;
 use crate::options::{MAX_KEY_LEN, MAX_VALUE_LEN, Options};
 use crate::version::{TableFile, build_table};
-use crate::wal::{DBRecoveryMode, FILE_HEADER_LEN, LogReader, WalError};
+use crate::wal::{DBRecoveryMode, FILE_HEADER_LEN, LogReader, RECORD_HEADER_LEN, WalError};
 
 /// What replaying one log found.
 #[derive(Default)]
@@ -420,13 +420,19 @@ impl<'a> Replay<'a> {
     /// numbers apart (the sequencer holds writers back beyond it), and
     /// follow everything replayed. So whole records after the damage are
     /// taken for copies in flight when they are groups numbered after the
-    /// last replayed write whose starts lie within that window; a trailer,
-    /// a record that does not decode, or records spread wider mean damage.
+    /// last replayed write whose starts lie within that window, and the
+    /// file ends in zeros after them (the rest of the last growth: a log
+    /// that was ended, cut to its records, ends in a whole record); a
+    /// trailer, a record that does not decode, records spread wider or a
+    /// log that ends otherwise mean damage.
     fn copies_in_flight(&self, path: &Path, from: u64) -> Result<bool> {
         let mut reader = LogReader::open(self.fs, path, DBRecoveryMode::SkipAnyCorruptedRecord)
             .map_err(|e| wal_error(path, e))?;
         let (mut lowest, mut highest) = (u64::MAX, 0);
+        // Where the last whole record after the damage ends.
+        let mut records_end = from;
         while let Some(record) = reader.next_record().map_err(|e| wal_error(path, e))? {
+            let len = record.len() as u64;
             let first = match decode_log_trailer(record) {
                 Some(_) => None,
                 None => decode_group(record)
@@ -442,8 +448,21 @@ impl<'a> Replay<'a> {
             };
             lowest = lowest.min(first);
             highest = highest.max(first);
+            records_end = reader.last_record_offset() + (RECORD_HEADER_LEN as u64) + len;
         }
-        Ok(highest.saturating_sub(lowest) < SEQUENCER_WINDOW as u64)
+        if highest.saturating_sub(lowest) >= SEQUENCER_WINDOW as u64 {
+            return Ok(false);
+        }
+        let read = |e| Error::io(format!("reading {}", path.display()), e);
+        let file = self.fs.open_random(path).map_err(read)?;
+        let size = file.size().map_err(read)?;
+        let mut end = [0u8; RECORD_HEADER_LEN];
+        if size < records_end + end.len() as u64 {
+            return Ok(false);
+        }
+        file.read_exact_at(size - end.len() as u64, &mut end)
+            .map_err(read)?;
+        Ok(end.iter().all(|&b| b == 0))
     }
 
     /// Writes the replayed memtable out as a level-0 table and starts an
