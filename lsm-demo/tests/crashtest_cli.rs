@@ -1,7 +1,7 @@
 //! The `stress` and `crashtest` subcommands end to end: a few kills with and
 //! without sync, and a few simulated power losses, lose nothing; a tampered
-//! expected state is caught; out-of-range flags are refused with the flag
-//! named.
+//! expected state is caught, one left by a deleted database is not taken
+//! for this one's; out-of-range flags are refused with the flag named.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -132,4 +132,38 @@ fn out_of_range_flags_are_refused() {
         assert!(all.contains(named), "{args:?}: {all}");
     }
     assert!(!Path::new("/nonexistent/x").exists());
+}
+
+/// The expected state lives beside the database (`DB.expected`): when the
+/// database is deleted and the crash test repeated, the new, empty database
+/// is not checked against the old state; `stress` on its own refuses it.
+#[test]
+fn a_new_database_starts_a_new_expected_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let crashtest = || {
+        lsm_demo(&[
+            "crashtest",
+            &format!("--db={}", db.display()),
+            "--kills=1",
+            "--max_run_ms=300",
+            "--keys=200",
+            "--threads=2",
+            "--seed=5",
+        ])
+    };
+    let first = crashtest();
+    assert!(first.status.success(), "{}", text(&first));
+    std::fs::remove_dir_all(&db).unwrap();
+    assert!(dir.path().join("db.expected").exists());
+    let second = crashtest();
+    let all = text(&second);
+    assert!(second.status.success(), "{all}");
+    assert!(all.contains("starts over"), "{all}");
+    // `stress` alone refuses such a pair, naming the file.
+    std::fs::remove_dir_all(&db).unwrap();
+    let out = lsm_demo(&["stress", &format!("--db={}", db.display()), "--ops=10"]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(all.contains("db.expected"), "{all}");
 }

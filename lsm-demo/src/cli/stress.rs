@@ -20,7 +20,8 @@ pub struct StressArgs {
     /// Database directory.
     #[arg(long)]
     pub db: PathBuf,
-    /// Expected-state file (default: the database path with `.expected`).
+    /// Expected-state file (default: the database path with `.expected`);
+    /// refused when it exists and the database does not.
     #[arg(long)]
     pub expected: Option<PathBuf>,
     /// Worker threads.
@@ -119,11 +120,21 @@ pub fn stress(a: StressArgs) -> Result<(), Error> {
     check_workload(a.threads, a.keys)?;
     let opts = options(a.memtablerep, a.write_buffer_size, a.mmap_write);
     opts.validate().map_err(|e| Error::usage(e.to_string()))?;
+    let expected = expected_path(&a.db, &a.expected);
+    if !a.db.exists() && expected.exists() {
+        // Checked against it, the new database would lose every key.
+        return Err(Error::usage(format!(
+            "{} does not exist, but the expected state {} does: it belongs to another \
+             database (remove it, or name another with --expected)",
+            a.db.display(),
+            expected.display()
+        )));
+    }
     let db = DB::open(&opts, &a.db)
         .map_err(|e| Error::engine(format!("opening {}", a.db.display()), e))?;
     let seed = if a.seed == 0 { clock_seed() } else { a.seed };
     println!("stress: seed {seed} (replay with --seed={seed})");
-    let exp = Expected::open(&expected_path(&a.db, &a.expected), a.keys)
+    let exp = Expected::open(&expected, a.keys)
         .map_err(|e| Error::io("opening the expected state", e))?;
     let v = verify(&db, &exp, a.keys)?;
     println!(
