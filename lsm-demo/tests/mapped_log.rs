@@ -111,6 +111,9 @@ fn value(i: u32) -> Vec<u8> {
     format!("value-{i:06}-{}", "v".repeat(80)).into_bytes()
 }
 
+/// The mode that drops only a torn tail.
+const TOLERATE: DBRecoveryMode = DBRecoveryMode::TolerateCorruptedTailRecords;
+
 /// What the puts of `range` wrote (see `database_of`).
 fn written(range: std::ops::Range<u32>) -> Contents {
     range
@@ -180,11 +183,7 @@ fn writes_in_flight_at_a_crash_are_a_torn_tail() {
     assert_eq!(kept, expected);
 
     let tolerant = copy_of(dir.path());
-    let (kept, stats) = reopen(
-        tolerant.path(),
-        DBRecoveryMode::TolerateCorruptedTailRecords,
-    )
-    .unwrap();
+    let (kept, stats) = reopen(tolerant.path(), TOLERATE).unwrap();
     assert_eq!(kept, written(0..98));
     assert!(stats.files_set_aside.is_empty(), "{stats:?}");
 
@@ -205,11 +204,7 @@ fn a_copy_cut_short_at_the_end_is_a_torn_tail() {
     std::fs::write(&log, &bytes).unwrap();
 
     let tolerant = copy_of(dir.path());
-    let (kept, _) = reopen(
-        tolerant.path(),
-        DBRecoveryMode::TolerateCorruptedTailRecords,
-    )
-    .unwrap();
+    let (kept, _) = reopen(tolerant.path(), TOLERATE).unwrap();
     assert_eq!(kept, written(0..49));
     let (kept, stats) = reopen(dir.path(), DBRecoveryMode::PointInTime).unwrap();
     assert_eq!(kept, written(0..49));
@@ -235,16 +230,17 @@ fn records_after_damage_beyond_the_window_are_damage() {
     let torn = value_at(&bytes, 20);
     bytes[torn..torn + 12].fill(0);
     std::fs::write(&log, &bytes).unwrap();
+    assert_damage(dir.path(), written(0..20));
+}
 
-    let tolerant = copy_of(dir.path());
-    let err = reopen(
-        tolerant.path(),
-        DBRecoveryMode::TolerateCorruptedTailRecords,
-    )
-    .expect_err("refused");
+/// Damage, not a torn tail: `TolerateCorruptedTailRecords` refuses (tried
+/// on a copy), `PointInTime` keeps `kept` and sets the log aside.
+fn assert_damage(dir: &Path, kept: Contents) {
+    let tolerant = copy_of(dir);
+    let err = reopen(tolerant.path(), TOLERATE).expect_err("refused");
     assert!(matches!(err, lsm_demo::Error::Corruption(_)), "{err}");
-    let (kept, stats) = reopen(dir.path(), DBRecoveryMode::PointInTime).unwrap();
-    assert_eq!(kept, written(0..20));
+    let (found, stats) = reopen(dir, DBRecoveryMode::PointInTime).unwrap();
+    assert_eq!(found, kept);
     assert_eq!(stats.files_set_aside.len(), 1, "{stats:?}");
 }
 
@@ -261,13 +257,6 @@ fn damage_in_a_log_that_was_ended_is_damage() {
         let at = value_at(&bytes, damaged);
         bytes[at..at + 12].fill(0);
         std::fs::write(&log, &bytes).unwrap();
-
-        let tolerant = copy_of(dir.path());
-        let mode = DBRecoveryMode::TolerateCorruptedTailRecords;
-        let err = reopen(tolerant.path(), mode).expect_err("refused");
-        assert!(matches!(err, lsm_demo::Error::Corruption(_)), "{err}");
-        let (kept, stats) = reopen(dir.path(), DBRecoveryMode::PointInTime).unwrap();
-        assert_eq!(kept, written(0..damaged));
-        assert_eq!(stats.files_set_aside.len(), 1, "{stats:?}");
+        assert_damage(dir.path(), written(0..damaged));
     }
 }
