@@ -717,16 +717,17 @@ fn a_failed_table_read_is_an_io_error_that_names_the_file() {
 /// A memtable switch creates the new log, then ends the old one with a
 /// trailer naming it (and, for a mapped log, cuts its zeros away) and syncs
 /// it. A process that dies in between leaves the new log holding nothing
-/// (a header, or the zeros a mapped log is grown with) and the old one
-/// without its trailer (mapped: ending in zeros). No write was lost: the
-/// old log is the last that took writes, and recovery treats it as the
-/// last log, in every mode that drops a torn tail, and sets nothing aside.
+/// (a header, not even that, or the zeros a mapped log is grown with) and
+/// the old one without its trailer (mapped: ending in zeros). No write was
+/// lost: the old log is the last that took writes, and recovery treats it
+/// as the last log, in every mode that drops a torn tail, and sets nothing
+/// aside.
 #[test]
 fn a_switch_cut_short_by_a_crash_leaves_the_old_log_last() {
     use lsm_demo::env::PosixFs;
     use std::io::Write;
-    // (mapped log, the new log's header written)
-    for (mapped, header) in [(false, true), (true, true), (true, false)] {
+    // (mapped log, the new log's header written: else empty, or zeros)
+    for (mapped, header) in [(false, true), (false, false), (true, true), (true, false)] {
         let dir = tempfile::tempdir().unwrap();
         let mut o = options();
         o.set_allow_mmap_writes(mapped);
@@ -748,11 +749,9 @@ fn a_switch_cut_short_by_a_crash_leaves_the_old_log_last() {
                 .open(path)
                 .unwrap()
         };
+        let file = PosixFs.create(&new).unwrap();
         if header {
-            drop(
-                lsm_demo::wal::LogWriter::with_previous(PosixFs.create(&new).unwrap(), number)
-                    .unwrap(),
-            );
+            drop(lsm_demo::wal::LogWriter::with_previous(file, number).unwrap());
         }
         if mapped {
             // Not cut: the rest of the old log's growth; the new log grown.
