@@ -44,14 +44,14 @@
 //! Each log names the log before it in its header and, once the engine
 //! switched away from it, the log after it in a trailer; a log missing from
 //! that chain, or one cut short before its trailer, ends the point in time
-//! like damage does. A log that holds nothing (not even a whole header) and
-//! that a later log follows is skipped and retired: a memtable switch
-//! created it and failed before the log took any record. A last log that
-//! holds no record (a header, or zeros: a mapped log is grown before it is
-//! written) is what a switch leaves when the process dies after creating
-//! the new log and before ending the old one: the old one is then the last
-//! that took writes and may end as a last log does, without its trailer
-//! (and, mapped, in zeros), and the unused one is retired. With
+//! like damage does. A log that holds no record (a header or less, and
+//! zeros: a mapped log is grown before it is written) never took a write.
+//! One that a later log follows is skipped and retired: a memtable switch
+//! created it and failed before the log took any record. A last one is
+//! what a switch leaves when the process dies after creating the new log
+//! and before ending the old one: the old one is then the last that took
+//! writes and may end as a last log does, without its trailer (and,
+//! mapped, in zeros), and the unused one is retired. With
 //! `allow_mmap_writes`, damage in the last log that took writes followed by
 //! whole records that can only be writes in flight at a crash is a torn
 //! tail too (see `replay::Replay::copies_in_flight`).

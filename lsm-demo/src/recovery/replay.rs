@@ -148,10 +148,13 @@ impl<'a> Replay<'a> {
         };
         let logs = &replay.skip_abandoned(logs)?;
         // The last log that took writes: the one before the last when the
-        // last holds nothing (see `unused_last`).
+        // last holds nothing. That is what a memtable switch leaves when the
+        // process dies after creating the new log and before ending the old
+        // one with its trailer (and, mapped, its cut): the old one then
+        // ends as a last log does.
         let last_written = match logs.len() {
             0 => 0,
-            len if len >= 2 && replay.unused_last(logs[len - 1])? => len - 2,
+            len if len >= 2 && replay.holds_nothing(logs[len - 1])? => len - 2,
             len => len - 1,
         };
         // Whether the last log may end in records a mapped log's writers
@@ -197,9 +200,7 @@ impl<'a> Replay<'a> {
                     previous_replayed = Some(n);
                     stats.logs_replayed += 1;
                     let next = logs.get(i + 1).copied();
-                    // The next log that took writes: a switch that a crash
-                    // cut short leaves this log without its trailer (and a
-                    // mapped one uncut), and the next log unused.
+                    // The next log that took writes (see `last_written`).
                     let next_written = next.filter(|_| i < last_written);
                     if let Some(next) = next_written
                         && outcome.stopped
@@ -242,7 +243,7 @@ impl<'a> Replay<'a> {
                 }
             }
             // After the point in time: dropped whole, kept as evidence
-            // unless it holds nothing.
+            // unless it holds nothing (an unused last log is known to).
             let size = fs
                 .file_size(&path)
                 .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
@@ -276,11 +277,12 @@ impl<'a> Replay<'a> {
     }
 
     /// `logs` without the abandoned ones, which go to `retired`: a log that
-    /// holds nothing, not even its header's end, and that a later log
-    /// follows was never written to. A memtable switch created it, then
-    /// failed (a directory sync, say) before the log took any record; the
-    /// next switch made a later log, and the logs around it chain as they
-    /// were written. A log that ever took a record or a trailer is longer.
+    /// holds nothing (see `holds_nothing`) and that a later log follows was
+    /// never written to. A memtable switch created it, then failed (a
+    /// directory sync, say) before the log took any record; the next switch
+    /// made a later log, and the logs around it chain as they were written.
+    /// A log that ever took a record holds it still: the switch away from
+    /// it synced it before any later log took a write.
     fn skip_abandoned(&mut self, logs: &[u64]) -> Result<Vec<u64>> {
         let Some((&last, earlier)) = logs.split_last() else {
             return Ok(Vec::new());
@@ -292,10 +294,11 @@ impl<'a> Replay<'a> {
                 .fs
                 .file_size(&path)
                 .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-            if size <= FILE_HEADER_LEN as u64 {
+            if size <= FILE_HEADER_LEN as u64 || self.holds_nothing(n)? {
                 info!(
                     self.log,
-                    "{}: {size} bytes, never written to (a later log follows it); skipped",
+                    "{}: {size} bytes and no record, never written to (a later log follows it); \
+                     skipped",
                     path.display()
                 );
                 self.retired.push(n);
@@ -307,14 +310,11 @@ impl<'a> Replay<'a> {
         Ok(kept)
     }
 
-    /// Whether log `n`, the last of two or more, holds nothing: no record,
-    /// only zeros after its header (or in its place). Such a log never
-    /// took a write: it is what a memtable switch leaves when the process
-    /// dies after creating the new log (a mapped one is grown with zeros)
-    /// and before ending the old one with its trailer (and, mapped, its
-    /// cut). The log before it is then the last that took writes, and may
-    /// end as a last log does.
-    fn unused_last(&self, n: u64) -> Result<bool> {
+    /// Whether log `n` holds nothing: no record, only zeros after its
+    /// header (or in its place). Such a log never took a write. A mapped
+    /// log is grown with zeros before its header is written, and cut back
+    /// only when its writer is dropped, so an unused one can be long.
+    fn holds_nothing(&self, n: u64) -> Result<bool> {
         let path = log_path(self.dir, n);
         let Ok(mut reader) = LogReader::open(self.fs, &path, DBRecoveryMode::PointInTime) else {
             return Ok(false); // the replay reports what is wrong
