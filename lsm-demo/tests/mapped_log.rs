@@ -260,3 +260,30 @@ fn damage_in_a_log_that_was_ended_is_damage() {
         assert_damage(dir.path(), written(0..damaged));
     }
 }
+
+/// `verify` on the directory a crash left: the zeros after the last log's
+/// records (and a new log that a cut-short switch left unused) are a
+/// crash's leftovers, reported as a torn tail, not damage.
+#[test]
+fn verify_reports_a_crash_s_zeros_as_a_torn_tail() {
+    use lsm_demo::env::{FileSystem, PosixFs};
+    use lsm_demo::repair::verify_with_fs;
+    for switch_cut_short in [false, true] {
+        let (dir, log, mut bytes) = database_of(20, Vec::new());
+        let records = bytes.len() as u64;
+        bytes.extend(vec![0; 64 << 10]);
+        std::fs::write(&log, &bytes).unwrap();
+        if switch_cut_short {
+            let number: u64 = log.file_stem().unwrap().to_str().unwrap().parse().unwrap();
+            let new = dir.path().join(format!("{:06}.log", number + 1));
+            drop(PosixFs.create(&new).unwrap());
+            std::fs::write(&new, vec![0; 1 << 20]).unwrap();
+        }
+        let report = verify_with_fs(dir.path(), &PosixFs).unwrap();
+        assert!(report.is_clean(), "{report}");
+        assert_eq!(report.torn_tails, [(log.clone(), 64 << 10)], "{report}");
+        assert!(PosixFs.file_size(&log).unwrap() > records);
+        let (kept, _) = reopen(dir.path(), DBRecoveryMode::PointInTime).unwrap();
+        assert_eq!(kept, written(0..20));
+    }
+}

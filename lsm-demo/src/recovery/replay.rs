@@ -310,25 +310,9 @@ impl<'a> Replay<'a> {
         Ok(kept)
     }
 
-    /// Whether log `n` holds nothing: no record, only zeros after its
-    /// header (or in its place). Such a log never took a write. A mapped
-    /// log is grown with zeros before its header is written, and cut back
-    /// only when its writer is dropped, so an unused one can be long.
+    /// Whether log `n` holds nothing (see [`holds_no_record`]).
     fn holds_nothing(&self, n: u64) -> Result<bool> {
-        let path = log_path(self.dir, n);
-        let Ok(mut reader) = LogReader::open(self.fs, &path, DBRecoveryMode::PointInTime) else {
-            return Ok(false); // the replay reports what is wrong
-        };
-        if reader
-            .next_record()
-            .map_err(|e| wal_error(&path, e))?
-            .is_some()
-        {
-            return Ok(false);
-        }
-        Ok(reader
-            .tail_report()
-            .is_none_or(|tail| tail.zeroed && !tail.records_follow))
+        holds_no_record(self.fs, &log_path(self.dir, n))
     }
 
     /// Replays one log's records into the memtable, as the mode says.
@@ -495,6 +479,27 @@ impl<'a> Replay<'a> {
         self.mem = Memtable::new(opts, 0);
         Ok(())
     }
+}
+
+/// Whether the log at `path` holds nothing: no record, only zeros after
+/// its header (or in its place). Such a log never took a write. A mapped
+/// log is grown with zeros before its header is written, and cut back only
+/// when its writer is dropped, so an unused one can be long. `false` for a
+/// log that cannot be opened: whoever reads it reports what is wrong.
+pub(crate) fn holds_no_record(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
+    let Ok(mut reader) = LogReader::open(fs, path, DBRecoveryMode::PointInTime) else {
+        return Ok(false);
+    };
+    if reader
+        .next_record()
+        .map_err(|e| wal_error(path, e))?
+        .is_some()
+    {
+        return Ok(false);
+    }
+    Ok(reader
+        .tail_report()
+        .is_none_or(|tail| tail.zeroed && !tail.records_follow))
 }
 
 /// Decodes a log record and checks it can be applied after
