@@ -59,7 +59,7 @@
 mod replay;
 use replay::Replay;
 pub(crate) use replay::check_group;
-pub(crate) use replay::holds_no_record;
+pub(crate) use replay::{holds_no_record, last_written};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

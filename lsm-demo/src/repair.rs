@@ -192,24 +192,15 @@ pub fn verify_with_fs(dir: &Path, fs: &dyn FileSystem) -> Result<VerifyReport> {
         .copied()
         .collect();
     // The last log that took writes may end torn by a crash, as recovery
-    // sees it: the last one, or the one before when the last holds nothing
-    // (a memtable switch cut short).
-    let last_written = match logs.split_last() {
-        Some((&last, [.., before]))
-            if crate::recovery::holds_no_record(fs, &log_path(dir, last))? =>
-        {
-            Some(*before)
-        }
-        Some((&last, _)) => Some(last),
-        None => None,
-    };
-    for &n in &logs {
+    // sees it; one after it holds nothing.
+    let last_written = crate::recovery::last_written(fs, dir, &logs)?;
+    for (i, &n) in logs.iter().enumerate() {
         let path = log_path(dir, n);
         report.logs_checked += 1;
-        if crate::recovery::holds_no_record(fs, &path)? {
+        if last_written.is_some_and(|w| i > w) || crate::recovery::holds_no_record(fs, &path)? {
             continue; // never written to: recovery retires it
         }
-        let mode = if Some(n) == last_written {
+        let mode = if Some(i) == last_written {
             DBRecoveryMode::TolerateCorruptedTailRecords
         } else {
             DBRecoveryMode::AbsoluteConsistency

@@ -147,16 +147,7 @@ impl<'a> Replay<'a> {
             set_aside: Vec::new(),
         };
         let logs = &replay.skip_abandoned(logs)?;
-        // The last log that took writes: the one before the last when the
-        // last holds nothing. That is what a memtable switch leaves when the
-        // process dies after creating the new log and before ending the old
-        // one with its trailer (and, mapped, its cut): the old one then
-        // ends as a last log does.
-        let last_written = match logs.len() {
-            0 => 0,
-            len if len >= 2 && replay.holds_nothing(logs[len - 1])? => len - 2,
-            len => len - 1,
-        };
+        let last_written = last_written(fs, dir, logs)?.unwrap_or(0);
         // Whether the last log may end in records a mapped log's writers
         // were copying when the process died (see `copies_in_flight`), in
         // the modes that stop at its damage (salvage reads on).
@@ -277,7 +268,7 @@ impl<'a> Replay<'a> {
     }
 
     /// `logs` without the abandoned ones, which go to `retired`: a log that
-    /// holds nothing (see `holds_nothing`) and that a later log follows was
+    /// holds nothing (see `holds_no_record`) and that a later log follows was
     /// never written to. A memtable switch created it, then failed (a
     /// directory sync, say) before the log took any record; the next switch
     /// made a later log, and the logs around it chain as they were written.
@@ -294,7 +285,7 @@ impl<'a> Replay<'a> {
                 .fs
                 .file_size(&path)
                 .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-            if size <= FILE_HEADER_LEN as u64 || self.holds_nothing(n)? {
+            if size <= FILE_HEADER_LEN as u64 || holds_no_record(self.fs, &path)? {
                 info!(
                     self.log,
                     "{}: {size} bytes and no record, never written to (a later log follows it); \
@@ -308,11 +299,6 @@ impl<'a> Replay<'a> {
         }
         kept.push(last);
         Ok(kept)
-    }
-
-    /// Whether log `n` holds nothing (see [`holds_no_record`]).
-    fn holds_nothing(&self, n: u64) -> Result<bool> {
-        holds_no_record(self.fs, &log_path(self.dir, n))
     }
 
     /// Replays one log's records into the memtable, as the mode says.
@@ -479,6 +465,22 @@ impl<'a> Replay<'a> {
         self.mem = Memtable::new(opts, 0);
         Ok(())
     }
+}
+
+/// Where, in `logs` (the numbers of the logs to replay, in order), the last
+/// log that took writes is: the last, or the one before when the last
+/// holds nothing. That is what a memtable switch leaves when the process
+/// dies after creating the new log and before ending the old one with its
+/// trailer (and, mapped, its cut): the old one then ends as a last log
+/// does. `None` without logs.
+pub(crate) fn last_written(fs: &dyn FileSystem, dir: &Path, logs: &[u64]) -> Result<Option<usize>> {
+    Ok(match logs {
+        [] => None,
+        [.., last] if logs.len() >= 2 && holds_no_record(fs, &log_path(dir, *last))? => {
+            Some(logs.len() - 2)
+        }
+        _ => Some(logs.len() - 1),
+    })
 }
 
 /// Whether the log at `path` holds nothing: no record, only zeros after
