@@ -54,12 +54,12 @@
 //! mapped, in zeros), and the unused one is retired. With
 //! `allow_mmap_writes`, damage in the last log that took writes followed by
 //! whole records that can only be writes in flight at a crash is a torn
-//! tail too (see `replay::Replay::copies_in_flight`).
+//! tail too (see `replay::copies_in_flight`).
 
 mod replay;
 use replay::Replay;
 pub(crate) use replay::check_group;
-pub(crate) use replay::{holds_no_record, last_written};
+pub(crate) use replay::{copies_in_flight, holds_no_record, last_written};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

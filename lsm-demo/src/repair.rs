@@ -46,7 +46,8 @@ use crate::manifest::{MANIFEST_FILE, Manifest, read_manifest, write_manifest};
 use crate::memtable::Memtable;
 use crate::options::{Options, UserComparator};
 use crate::recovery::{
-    Inventory, RecoveryStats, check_group, lock_dir, manifest_error, not_a_database, set_aside,
+    Inventory, RecoveryStats, check_group, copies_in_flight, lock_dir, manifest_error,
+    not_a_database, set_aside,
 };
 use crate::table::Table;
 use crate::version::{
@@ -287,6 +288,95 @@ fn read_log(
     Ok(reader.dropped().iter().map(|d| d.dropped_bytes).sum())
 }
 
+/// How a log read by [`salvage_log`] ended.
+enum LogEnd {
+    /// Every byte read as whole records.
+    Whole,
+    /// The end of the last log that took writes, as a crash left it: this
+    /// many bytes of a record cut short, zeros, or (mapped) copies in
+    /// flight. Never acknowledged, so dropped as recovery drops them.
+    TornTail(u64),
+    /// Damage: this many bytes skipped.
+    Damaged(u64),
+}
+
+/// What [`salvage_log`] read.
+struct SalvagedLog {
+    end: LogEnd,
+    records_replayed: u64,
+    /// Records whose checksums hold but whose contents cannot be applied.
+    records_skipped: u64,
+}
+
+/// Reads the log at `path` for a repair, handing `apply` each group that
+/// follows `last_replayed` (which it advances) and skipping damage
+/// ([`DBRecoveryMode::SkipAnyCorruptedRecord`]), except at the end of the
+/// last log that took writes (`last`), where a crash's leftovers are a
+/// torn tail, as on open: a record cut short or zeros, and, for a log
+/// written through a map (`mapped`), a torn record followed by whole ones
+/// that can only be writes in flight (see `recovery::copies_in_flight`).
+/// Those are not replayed, so the repair keeps a point in time there.
+fn salvage_log(
+    fs: &dyn FileSystem,
+    path: &Path,
+    last: bool,
+    mapped: bool,
+    last_replayed: &mut Option<u64>,
+    log: &InfoLog,
+    mut apply: impl FnMut(u64, crate::batch::WriteBatch),
+) -> Result<SalvagedLog> {
+    let wal = |e: WalError| crate::recovery::wal_error(path, e);
+    let mut reader =
+        LogReader::open(fs, path, DBRecoveryMode::SkipAnyCorruptedRecord).map_err(wal)?;
+    let mut read = SalvagedLog {
+        end: LogEnd::Whole,
+        records_replayed: 0,
+        records_skipped: 0,
+    };
+    // Whether damage seen before a record may be copies in flight.
+    let mut in_flight_possible = last && mapped;
+    while let Some(record) = reader.next_record().map_err(wal)? {
+        let checked = match crate::batch::decode_log_trailer(record) {
+            Some(_) => Ok(None),
+            None => check_group(record, *last_replayed),
+        };
+        if in_flight_possible && let Some(damage) = reader.dropped().first() {
+            in_flight_possible = false;
+            if copies_in_flight(fs, path, damage.offset, *last_replayed)? {
+                // From the damage to the end of the file.
+                let size = fs
+                    .file_size(path)
+                    .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+                read.end = LogEnd::TornTail(size - damage.offset);
+                return Ok(read);
+            }
+        }
+        match checked {
+            Ok(Some((first, batch))) => {
+                *last_replayed = Some(first + batch.len() as u64 - 1);
+                apply(first, batch);
+                read.records_replayed += 1;
+            }
+            Ok(None) => {}
+            Err(why) => {
+                let offset = reader.last_record_offset();
+                info!(
+                    log,
+                    "{}: record at offset {offset} skipped: {why}",
+                    path.display()
+                );
+                read.records_skipped += 1;
+            }
+        }
+    }
+    read.end = match reader.dropped() {
+        [] => LogEnd::Whole,
+        [tail] if last && tail.is_torn_tail() => LogEnd::TornTail(tail.dropped_bytes),
+        dropped => LogEnd::Damaged(dropped.iter().map(|d| d.dropped_bytes).sum()),
+    };
+    Ok(read)
+}
+
 /// What [`repair_with_fs`] salvaged and set aside.
 ///
 /// # Examples
@@ -307,8 +397,13 @@ pub struct RepairReport {
     pub records_replayed: u64,
     /// Log records or stretches of log that could not be used.
     pub records_dropped: u64,
-    /// Bytes of log dropped.
+    /// Bytes of log dropped as damage.
     pub bytes_dropped: u64,
+    /// The last log that took writes, with the bytes at its end that a
+    /// crash tore (as in [`VerifyReport::torn_tails`], and with
+    /// `allow_mmap_writes` a mapped log's copies in flight too): writes never
+    /// acknowledged, dropped as on open, not counted as damage.
+    pub torn_tails: Vec<(PathBuf, u64)>,
     /// Entries in the rebuilt database's tables.
     pub entries_written: u64,
     /// Files moved to `lost/`: damaged tables and logs.
@@ -328,6 +423,13 @@ impl fmt::Display for RepairReport {
             self.bytes_dropped,
             self.entries_written
         )?;
+        for (path, bytes) in &self.torn_tails {
+            write!(
+                f,
+                "\ntorn tail (a crash's, dropped): {bytes} bytes at the end of {}",
+                path.display()
+            )?;
+        }
         for path in &self.files_set_aside {
             write!(f, "\nset aside: {}", path.display())?;
         }
@@ -340,9 +442,13 @@ impl fmt::Display for RepairReport {
 ///
 /// Every table of ours that reads in whole (every checksum) is kept; every
 /// log is replayed, skipping damaged records
-/// ([`DBRecoveryMode::SkipAnyCorruptedRecord`]). Their union is merged into
-/// new level-1 tables, newest version of each key first, and a new manifest
-/// lists them; the tables and logs merged are then deleted, and damaged ones
+/// ([`DBRecoveryMode::SkipAnyCorruptedRecord`]), except that the end of the
+/// last log that took writes is read as on open: what a crash left there
+/// (a record cut short, zeros and, with `allow_mmap_writes` in `opts`, the
+/// copies of writes in flight) is a torn tail, dropped and reported in
+/// [`RepairReport::torn_tails`], and the log is not set aside. Their union
+/// is merged into new level-1 tables, newest version of each key first,
+/// and a new manifest lists them; the tables and logs merged are then deleted, and damaged ones
 /// moved to `lost/`. Files of other programs are left alone. The result
 /// opens as a normal database; it holds every write that reached a readable
 /// table or log record, so keys deleted by a lost record may come back.
@@ -434,57 +540,66 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
     }
 
     // Every log, in order, into memtables written out as tables when full.
+    let logs: Vec<u64> = inventory.logs.iter().copied().collect();
+    let last_written = crate::recovery::last_written(fs, dir, &logs)?;
     let mut retired_logs = Vec::new();
     let mut mem = Memtable::new(opts, 0);
     let mut last_replayed = None;
     let mut built = Vec::new();
-    for &n in &inventory.logs {
+    for (i, &n) in logs.iter().enumerate() {
         let path = log_path(dir, n);
+        if crate::recovery::holds_no_record(fs, &path)? {
+            info!(log, "{}: holds no record, never written to", path.display());
+            retired_logs.push(n);
+            continue;
+        }
         report.logs_replayed += 1;
         let mut flush_error = None;
-        let dropped = read_log(
+        let read = salvage_log(
             fs,
             &path,
-            DBRecoveryMode::SkipAnyCorruptedRecord,
-            |record| {
-                if crate::batch::decode_log_trailer(record).is_some() {
-                    return Ok(());
-                }
-                match check_group(record, last_replayed) {
-                    Ok(Some((first, batch))) => {
-                        mem.insert_batch(first, &batch, false);
-                        let last = first + batch.len() as u64 - 1;
-                        last_replayed = Some(last);
-                        last_sequence = last_sequence.max(last);
-                        report.records_replayed += 1;
-                    }
-                    Ok(None) => {}
-                    Err(why) => {
-                        info!(log, "{}: a record skipped: {why}", path.display());
-                        report.records_dropped += 1;
-                    }
-                }
+            Some(i) == last_written,
+            opts.allow_mmap_writes,
+            &mut last_replayed,
+            &log,
+            |first, batch| {
+                mem.insert_batch(first, &batch, false);
+                last_sequence = last_sequence.max(first + batch.len() as u64 - 1);
                 if mem.memory_usage() >= opts.write_buffer_size && flush_error.is_none() {
                     flush_error =
                         flush_memtable(fs, dir, opts, &mut mem, &mut next_file_number, &mut built)
                             .err();
                 }
-                Ok(())
             },
         );
         if let Some(e) = flush_error {
             return Err(e);
         }
-        match dropped {
-            Ok(0) => retired_logs.push(n),
-            Ok(bytes) => {
+        let read = match read {
+            Ok(read) => read,
+            Err(e) => {
+                info!(log, "{} is unreadable: {e}", path.display());
+                set_aside(fs, dir, &path, &log, &mut set_aside_stats);
+                continue;
+            }
+        };
+        report.records_replayed += read.records_replayed;
+        report.records_dropped += read.records_skipped;
+        match read.end {
+            LogEnd::Whole => retired_logs.push(n),
+            LogEnd::TornTail(bytes) => {
+                info!(
+                    log,
+                    "{}: a crash's torn tail of {bytes} bytes dropped",
+                    path.display()
+                );
+                report.torn_tails.push((path, bytes));
+                retired_logs.push(n);
+            }
+            LogEnd::Damaged(bytes) => {
                 info!(log, "{}: {bytes} damaged bytes skipped", path.display());
                 report.records_dropped += 1;
                 report.bytes_dropped += bytes;
-                set_aside(fs, dir, &path, &log, &mut set_aside_stats);
-            }
-            Err(e) => {
-                info!(log, "{} is unreadable: {e}", path.display());
                 set_aside(fs, dir, &path, &log, &mut set_aside_stats);
             }
         }

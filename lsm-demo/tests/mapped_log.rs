@@ -287,3 +287,100 @@ fn verify_reports_a_crash_s_zeros_as_a_torn_tail() {
         assert_eq!(kept, written(0..20));
     }
 }
+
+/// Repairs `dir` with or without `allow_mmap_writes`: the report, and the
+/// logs it set aside.
+fn repair(dir: &Path, mapped: bool) -> (lsm_demo::repair::RepairReport, Vec<PathBuf>) {
+    let mut opts = Options::default();
+    opts.set_allow_mmap_writes(mapped);
+    let report = lsm_demo::repair::repair_with_fs(&opts, dir, &lsm_demo::env::PosixFs).unwrap();
+    let logs = report
+        .files_set_aside
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .cloned()
+        .collect();
+    (report, logs)
+}
+
+/// `repair` reads the end of the last log that took writes as recovery
+/// does: the zeros a crash leaves after a mapped log's records, an unused
+/// new log after it, and writes still in flight are a torn tail, dropped
+/// and reported, and the log is not set aside. Told the log was not
+/// mapped, repair salvages the whole record after the torn one and sets
+/// the log aside as damaged.
+#[test]
+fn repair_drops_a_crash_s_torn_tail_and_writes_in_flight() {
+    // Zeros after the records, then a new log that a cut-short switch left
+    // unused.
+    let (dir, log, mut bytes) = database_of(20, Vec::new());
+    bytes.extend(vec![0; 64 << 10]);
+    std::fs::write(&log, &bytes).unwrap();
+    let number: u64 = log.file_stem().unwrap().to_str().unwrap().parse().unwrap();
+    let unused = dir.path().join(format!("{:06}.log", number + 1));
+    std::fs::write(&unused, vec![0; 1 << 20]).unwrap();
+    let logs = log_files(dir.path()).len() as u64;
+    let (report, set_aside) = repair(dir.path(), true);
+    assert_eq!(report.torn_tails, [(log.clone(), 64 << 10)], "{report}");
+    assert_eq!((report.records_dropped, report.bytes_dropped), (0, 0));
+    assert!(set_aside.is_empty(), "{report}");
+    assert_eq!(report.logs_replayed, logs - 1, "{report}");
+    let (kept, _) = reopen(dir.path(), DBRecoveryMode::PointInTime).unwrap();
+    assert_eq!(kept, written(0..20));
+
+    // Write 98's record torn, 99's whole after it, then zeros.
+    let (dir, log, mut bytes) = database_of(100, Vec::new());
+    let torn = value_at(&bytes, 98);
+    bytes[torn..torn + 12].fill(0);
+    bytes.extend(vec![0; 64 << 10]);
+    std::fs::write(&log, &bytes).unwrap();
+    let salvage = copy_of(dir.path());
+
+    let (report, set_aside) = repair(dir.path(), true);
+    assert_eq!(report.torn_tails.len(), 1, "{report}");
+    assert_eq!(report.torn_tails[0].0, log);
+    assert!(report.torn_tails[0].1 > 64 << 10, "{report}");
+    assert!(set_aside.is_empty(), "{report}");
+    let (kept, _) = reopen(dir.path(), DBRecoveryMode::PointInTime).unwrap();
+    assert_eq!(kept, written(0..98));
+
+    let (report, set_aside) = repair(salvage.path(), false);
+    assert!(report.torn_tails.is_empty(), "{report}");
+    assert_eq!(set_aside.len(), 1, "{report}");
+    let (kept, _) = reopen(salvage.path(), DBRecoveryMode::PointInTime).unwrap();
+    let mut expected = written(0..98);
+    expected.extend(written(99..100));
+    assert_eq!(kept, expected);
+}
+
+/// `lsm-demo repair --mmap_write` drops writes in flight as a torn tail;
+/// without the flag it salvages the record after the torn one.
+#[test]
+fn the_repair_command_takes_the_log_kind() {
+    let (dir, log, mut bytes) = database_of(10, Vec::new());
+    let torn = value_at(&bytes, 8);
+    bytes[torn..torn + 12].fill(0);
+    bytes.extend(vec![0; 4096]);
+    std::fs::write(&log, &bytes).unwrap();
+    let salvage = copy_of(dir.path());
+    for (dir, flag, kept) in [
+        (dir.path(), "--mmap_write", 8),
+        (salvage.path(), "--mmap_write=0", 9),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lsm-demo"))
+            .args(["repair", &format!("--db={}", dir.display()), flag])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains(&format!("salvaged 0 tables and {kept} log records")),
+            "{stdout}"
+        );
+        assert_eq!(stdout.contains("torn tail"), kept == 8, "{stdout}");
+    }
+}

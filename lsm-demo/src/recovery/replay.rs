@@ -354,7 +354,7 @@ impl<'a> Replay<'a> {
         for damage in reader.dropped() {
             let in_flight = in_flight_at_end
                 && !damage.is_torn_tail()
-                && self.copies_in_flight(path, damage.offset)?;
+                && copies_in_flight(self.fs, path, damage.offset, self.last_sequence)?;
             if in_flight {
                 info!(
                     log,
@@ -376,63 +376,6 @@ impl<'a> Replay<'a> {
         }
         outcome.stopped |= reader.tail_report().is_some();
         Ok(outcome)
-    }
-
-    /// Whether the damage at offset `from` of the mapped log at `path`, and
-    /// every record after it, can be the copies of writes in flight when
-    /// the process died: then it is a torn tail, not corruption.
-    ///
-    /// Writers copy into a mapped log at once, each at bytes reserved with
-    /// its sequence numbers, so a crash can leave a record torn (or still
-    /// zeros) with later writers' whole records after it. None of those
-    /// writes was acknowledged: a write returns once every earlier one is
-    /// in. Writes in flight all start less than `SEQUENCER_WINDOW`
-    /// numbers apart (the sequencer holds writers back beyond it), and
-    /// follow everything replayed. So whole records after the damage are
-    /// taken for copies in flight when they are groups numbered after the
-    /// last replayed write whose starts lie within that window, and the
-    /// file ends in zeros after them (the rest of the last growth: a log
-    /// that was ended, cut to its records, ends in a whole record); a
-    /// trailer, a record that does not decode, records spread wider or a
-    /// log that ends otherwise mean damage.
-    fn copies_in_flight(&self, path: &Path, from: u64) -> Result<bool> {
-        let mut reader = LogReader::open(self.fs, path, DBRecoveryMode::SkipAnyCorruptedRecord)
-            .map_err(|e| wal_error(path, e))?;
-        let (mut lowest, mut highest) = (u64::MAX, 0);
-        // Where the last whole record after the damage ends.
-        let mut records_end = from;
-        while let Some(record) = reader.next_record().map_err(|e| wal_error(path, e))? {
-            let len = record.len() as u64;
-            let first = match decode_log_trailer(record) {
-                Some(_) => None,
-                None => decode_group(record)
-                    .ok()
-                    .filter(|(_, ops)| !ops.is_empty())
-                    .map(|(first, _)| first),
-            };
-            if reader.last_record_offset() < from {
-                continue; // replayed already
-            }
-            let Some(first) = first.filter(|&f| self.last_sequence.is_none_or(|l| f > l)) else {
-                return Ok(false);
-            };
-            lowest = lowest.min(first);
-            highest = highest.max(first);
-            records_end = reader.last_record_offset() + (RECORD_HEADER_LEN as u64) + len;
-        }
-        if highest.saturating_sub(lowest) >= SEQUENCER_WINDOW as u64 {
-            return Ok(false);
-        }
-        let read = |e| Error::io(format!("reading {}", path.display()), e);
-        let file = self.fs.open_random(path).map_err(read)?;
-        let size = file.size().map_err(read)?;
-        let mut end = [0u8; RECORD_HEADER_LEN];
-        if size < records_end + end.len() as u64 {
-            return Ok(false);
-        }
-        file.read_exact_at(size - end.len() as u64, &mut end)
-            .map_err(read)?;
-        Ok(end.iter().all(|&b| b == 0))
     }
 
     /// Writes the replayed memtable out as a level-0 table and starts an
@@ -465,6 +408,68 @@ impl<'a> Replay<'a> {
         self.mem = Memtable::new(opts, 0);
         Ok(())
     }
+}
+
+/// Whether the damage at offset `from` of the mapped log at `path`, and
+/// every record after it, can be the copies of writes in flight when
+/// the process died: then it is a torn tail, not corruption.
+///
+/// Writers copy into a mapped log at once, each at bytes reserved with
+/// its sequence numbers, so a crash can leave a record torn (or still
+/// zeros) with later writers' whole records after it. None of those
+/// writes was acknowledged: a write returns once every earlier one is
+/// in. Writes in flight all start less than `SEQUENCER_WINDOW`
+/// numbers apart (the sequencer holds writers back beyond it), and
+/// follow everything replayed. So whole records after the damage are
+/// taken for copies in flight when they are groups numbered after
+/// `last_sequence` (the last write replayed before the damage) whose starts lie within that window, and the
+/// file ends in zeros after them (the rest of the last growth: a log
+/// that was ended, cut to its records, ends in a whole record); a
+/// trailer, a record that does not decode, records spread wider or a
+/// log that ends otherwise mean damage.
+pub(crate) fn copies_in_flight(
+    fs: &dyn FileSystem,
+    path: &Path,
+    from: u64,
+    last_sequence: Option<u64>,
+) -> Result<bool> {
+    let mut reader = LogReader::open(fs, path, DBRecoveryMode::SkipAnyCorruptedRecord)
+        .map_err(|e| wal_error(path, e))?;
+    let (mut lowest, mut highest) = (u64::MAX, 0);
+    // Where the last whole record after the damage ends.
+    let mut records_end = from;
+    while let Some(record) = reader.next_record().map_err(|e| wal_error(path, e))? {
+        let len = record.len() as u64;
+        let first = match decode_log_trailer(record) {
+            Some(_) => None,
+            None => decode_group(record)
+                .ok()
+                .filter(|(_, ops)| !ops.is_empty())
+                .map(|(first, _)| first),
+        };
+        if reader.last_record_offset() < from {
+            continue; // replayed already
+        }
+        let Some(first) = first.filter(|&f| last_sequence.is_none_or(|l| f > l)) else {
+            return Ok(false);
+        };
+        lowest = lowest.min(first);
+        highest = highest.max(first);
+        records_end = reader.last_record_offset() + (RECORD_HEADER_LEN as u64) + len;
+    }
+    if highest.saturating_sub(lowest) >= SEQUENCER_WINDOW as u64 {
+        return Ok(false);
+    }
+    let read = |e| Error::io(format!("reading {}", path.display()), e);
+    let file = fs.open_random(path).map_err(read)?;
+    let size = file.size().map_err(read)?;
+    let mut end = [0u8; RECORD_HEADER_LEN];
+    if size < records_end + end.len() as u64 {
+        return Ok(false);
+    }
+    file.read_exact_at(size - end.len() as u64, &mut end)
+        .map_err(read)?;
+    Ok(end.iter().all(|&b| b == 0))
 }
 
 /// Where, in `logs` (the numbers of the logs to replay, in order), the last
