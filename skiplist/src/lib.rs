@@ -111,6 +111,7 @@
 
 mod cursor;
 mod deprecated;
+mod index;
 mod invariants;
 mod link;
 mod node;
@@ -194,6 +195,8 @@ pub struct SkipList<C = BytewiseComparator> {
     /// Successful inserts, striped by thread so that inserts on different
     /// threads do not write the same cache line.
     len: [CachePadded<AtomicUsize>; LEN_STRIPES],
+    /// The entry index of the prefixed layout (see `index`).
+    index: index::IndexSlot,
 }
 
 impl<C: Comparator> SkipList<C> {
@@ -269,6 +272,7 @@ impl<C: Comparator> SkipList<C> {
             cmp,
             arena,
             len: std::array::from_fn(|_| CachePadded::new(AtomicUsize::new(0))),
+            index: index::IndexSlot::new(options.key_prefixes && options.entry_index),
         }
     }
 

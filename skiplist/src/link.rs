@@ -185,6 +185,7 @@ impl<C: Comparator> SkipList<C> {
             levels.height = 0;
         }
         self.len[len_stripe()].fetch_add(1, Ordering::Relaxed); // Relaxed: see `len`.
+        self.maybe_build_index(height, stride);
         true
     }
 

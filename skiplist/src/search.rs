@@ -187,12 +187,11 @@ impl<C: Comparator> SkipList<C> {
 
     #[inline(always)]
     fn at_or_after_in(&self, key: &[u8], stride: Stride) -> Option<Node> {
-        let mut at: Option<Node> = None;
-        let mut level = self.current_max_height() - 1;
+        let key_prefix = self.search_prefix(key, stride);
+        let (mut at, mut level) = self.search_start(key, key_prefix, 0, stride);
         // The node that stopped us one level up: known to be > key, so it
         // needs no second comparison when we meet it again below.
         let mut known_greater: Option<Node> = None;
-        let key_prefix = self.search_prefix(key, stride);
         loop {
             if stride.prefixed() && level > 0 {
                 match self.prefix_step(at, level, key_prefix, stride) {
@@ -254,10 +253,9 @@ impl<C: Comparator> SkipList<C> {
         bottom: usize,
         stride: Stride,
     ) -> Option<Node> {
-        let mut at: Option<Node> = None;
-        let mut level = self.current_max_height() - 1;
-        let mut known_not_before: Option<Node> = None;
         let key_prefix = self.search_prefix(key, stride);
+        let (mut at, mut level) = self.search_start(key, key_prefix, bottom, stride);
+        let mut known_not_before: Option<Node> = None;
         loop {
             if stride.prefixed() && level > 0 {
                 match self.prefix_step(at, level, key_prefix, stride) {

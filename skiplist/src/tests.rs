@@ -719,3 +719,84 @@ fn hints_name_nodes_after_the_next_one() {
         list.check_invariants().unwrap();
     }
 }
+
+/// The entry index (prefixed layout): built once the list is large enough
+/// (64 entries in debug builds), rebuilt as it doubles, and every read
+/// stays exact while the index lags behind the inserts made since its
+/// build, with prefixes that tie (`mixed_keys`) and with none at all.
+#[test]
+fn the_entry_index_keeps_every_read_exact_as_the_list_grows() {
+    // Miri, slow, checks once, on one small list.
+    let (n, chunks, shapes) = if cfg!(miri) { (80, 1, 1) } else { (3000, 4, 2) };
+    let keys = mixed_keys(n);
+    let options = [
+        SkipListOptions::new().with_key_prefixes(true),
+        SkipListOptions::new()
+            .with_branching(2)
+            .with_max_height(20)
+            .with_key_prefixes(true),
+    ];
+    for options in &options[..shapes] {
+        let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), *options);
+        let mut model = BTreeSet::new();
+        let mut indexed = Vec::new();
+        for chunk in keys.chunks(keys.len() / chunks) {
+            for k in chunk {
+                assert!(list.insert(k));
+                model.insert(k.clone());
+            }
+            check_reads_against_model(&list, &model);
+            indexed.push(list.indexed_nodes());
+        }
+        assert!(indexed.windows(2).all(|w| w[0] <= w[1]), "{indexed:?}");
+        // (Miri's lists are too small for every random shape to have
+        // nodes at the indexed level by then.)
+        if !cfg!(miri) {
+            assert!(indexed[0] > 0, "built: {indexed:?}");
+            assert!(indexed[3] > indexed[0], "rebuilt: {indexed:?}");
+        }
+    }
+}
+
+/// With a comparator whose prefixes are all 0, every indexed node ties:
+/// the index is searched by key, and reads stay exact.
+#[test]
+fn the_entry_index_with_prefixes_that_all_tie() {
+    let n = scaled(2000, 100) as u32;
+    let reverse = |a: &[u8], b: &[u8]| b.cmp(a);
+    let options = SkipListOptions::new()
+        .with_branching(2)
+        .with_max_height(20)
+        .with_key_prefixes(true);
+    let list = SkipList::with_options(reverse, ConcurrentArena::new(), options);
+    for i in shuffled(n) {
+        assert!(list.insert(&(i * 2).to_be_bytes()));
+    }
+    assert!(cfg!(miri) || list.indexed_nodes() > 0);
+    let mut c = list.cursor();
+    for i in 0..n {
+        assert!(list.contains(&(i * 2).to_be_bytes()));
+        assert!(!list.contains(&(i * 2 + 1).to_be_bytes()));
+        // In the reversed order, the first key at or after 2i + 1 is 2i.
+        c.seek(&(i * 2 + 1).to_be_bytes());
+        assert_eq!(c.key(), (i * 2).to_be_bytes());
+    }
+    list.check_invariants().unwrap();
+}
+
+/// Without key prefixes, or with the index turned off, none is built.
+#[test]
+fn no_entry_index_without_prefixes_or_when_off() {
+    for options in [
+        SkipListOptions::new(),
+        SkipListOptions::new()
+            .with_key_prefixes(true)
+            .with_entry_index(false),
+    ] {
+        let list = SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options);
+        for i in 0..scaled(1000, 100) as u32 {
+            list.insert(&i.to_be_bytes());
+        }
+        assert_eq!(list.indexed_nodes(), 0);
+    }
+}
