@@ -138,7 +138,8 @@ impl SkipListOptions {
     /// that takes about half of a search's dependent cache misses off its
     /// chain. On by default; it has no effect without key prefixes.
     ///
-    /// The index is built when the list reaches 16,384 entries and rebuilt
+    /// The index is built when the list reaches 16,384 entries (64 in debug
+    /// builds, so that tests of small lists use it) and rebuilt
     /// each time the list has doubled since, by the insert that notices:
     /// that insert reads one node in 16 of the list (a stall of O(n / 16)
     /// steps, once per doubling). A search in between starts from the last
