@@ -20,7 +20,7 @@
 //! db.flush().unwrap();
 //! db.put(b"k2", b"v2").unwrap();
 //! drop(db);
-//! assert!(verify_with_fs(Path::new("/db"), &*fs).unwrap().is_clean());
+//! assert!(verify_with_fs(&opts, Path::new("/db"), &*fs).unwrap().is_clean());
 //!
 //! fs.remove_file(Path::new("/db/MANIFEST")).unwrap();
 //! assert!(DB::open_with_fs(&opts, "/db", fs.clone()).is_err()); // refused, not emptied
@@ -53,7 +53,7 @@ use crate::table::Table;
 use crate::version::{
     TableIterAdapter, build_table, table_comparator, table_error, table_range_dels,
 };
-use crate::wal::{DBRecoveryMode, LogReader, WalError};
+use crate::wal::{DBRecoveryMode, LogReader, WalCorruption, WalError};
 
 /// What [`verify_with_fs`] found.
 ///
@@ -77,9 +77,9 @@ pub struct VerifyReport {
     pub damaged: Vec<(PathBuf, String)>,
     /// The last log that took writes, with the bytes at its end that a
     /// crash tore (a record cut short, or zeros): not damage, the end of
-    /// what was written, which recovery drops. (Whole records after a torn
-    /// one, which a mapped log's writers can leave, count as damage here:
-    /// the report does not know how the log was written.)
+    /// what was written, which recovery drops. With `allow_mmap_writes` in
+    /// the options, so are whole records after a torn one that can only be
+    /// a mapped log's copies in flight; without it they count as damage.
     pub torn_tails: Vec<(PathBuf, u64)>,
     /// Files with names of ours that the manifest does not know.
     pub unknown_files: Vec<PathBuf>,
@@ -127,8 +127,10 @@ impl fmt::Display for VerifyReport {
 /// checksum: the manifest and its consistency, each block of each table,
 /// each record of each log still to be replayed. A crash's leftovers are
 /// not damage: the torn end of the last log that took writes (reported
-/// apart, in `torn_tails`) and logs that never took a record. Writes
-/// nothing and takes the lock, so the database must be closed.
+/// apart, in `torn_tails`; with `allow_mmap_writes` in `opts`, a mapped
+/// log's copies in flight too) and logs that never took a record. Writes
+/// nothing and takes the lock, so the database must be closed. Of `opts`,
+/// only `allow_mmap_writes` matters: tables are read in their own order.
 ///
 /// # Errors
 ///
@@ -150,11 +152,11 @@ impl fmt::Display for VerifyReport {
 /// db.put(b"k", b"v").unwrap();
 /// db.flush().unwrap();
 /// drop(db);
-/// let report = verify_with_fs(Path::new("/db"), &*fs).unwrap();
+/// let report = verify_with_fs(&Options::default(), Path::new("/db"), &*fs).unwrap();
 /// assert_eq!((report.tables_checked, report.entries_checked), (1, 1));
 /// assert!(report.is_clean());
 /// ```
-pub fn verify_with_fs(dir: &Path, fs: &dyn FileSystem) -> Result<VerifyReport> {
+pub fn verify_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result<VerifyReport> {
     let inventory = Inventory::of(fs, dir)?;
     let manifest = read_manifest(fs, dir)
         .map_err(|e| manifest_error(dir, e))?
@@ -195,20 +197,39 @@ pub fn verify_with_fs(dir: &Path, fs: &dyn FileSystem) -> Result<VerifyReport> {
     // The last log that took writes may end torn by a crash, as recovery
     // sees it; one after it holds nothing.
     let last_written = crate::recovery::last_written(fs, dir, &logs)?;
+    let mut last_sequence = None;
     for (i, &n) in logs.iter().enumerate() {
         let path = log_path(dir, n);
         report.logs_checked += 1;
         if last_written.is_some_and(|w| i > w) || crate::recovery::holds_no_record(fs, &path)? {
             continue; // never written to: recovery retires it
         }
-        let mode = if Some(i) == last_written {
+        let last = Some(i) == last_written;
+        let mapped = last && opts.allow_mmap_writes;
+        let mode = if mapped {
+            // Stops at the damage, which may be copies in flight.
+            DBRecoveryMode::PointInTime
+        } else if last {
             DBRecoveryMode::TolerateCorruptedTailRecords
         } else {
             DBRecoveryMode::AbsoluteConsistency
         };
-        match read_log(fs, &path, mode, |_| Ok(())) {
-            Ok(0) => {}
-            Ok(torn) => report.torn_tails.push((path, torn)),
+        let dropped = read_log(fs, &path, mode, |record| {
+            if let Ok((first, ops)) = crate::batch::decode_group(record)
+                && !ops.is_empty()
+            {
+                last_sequence = Some(first + ops.len() as u64 - 1);
+            }
+        });
+        match dropped.as_deref() {
+            Ok([]) => {}
+            Ok([tail]) if tail.is_torn_tail() => report.torn_tails.push((path, tail.dropped_bytes)),
+            Ok([damage])
+                if mapped && copies_in_flight(fs, &path, damage.offset, last_sequence)? =>
+            {
+                report.torn_tails.push((path, damage.dropped_bytes))
+            }
+            Ok([damage, ..]) => report.damaged.push((path, damage.to_string())),
             Err(e) => report.damaged.push((path, e.to_string())),
         }
     }
@@ -273,19 +294,19 @@ fn read_table(
 }
 
 /// Reads the log at `path` in `mode`, handing each record to `each`;
-/// returns the bytes dropped.
+/// returns the damage dropped.
 fn read_log(
     fs: &dyn FileSystem,
     path: &Path,
     mode: DBRecoveryMode,
-    mut each: impl FnMut(&[u8]) -> Result<()>,
-) -> Result<u64> {
+    mut each: impl FnMut(&[u8]),
+) -> Result<Vec<WalCorruption>> {
     let wal = |e: WalError| crate::recovery::wal_error(path, e);
     let mut reader = LogReader::open(fs, path, mode).map_err(wal)?;
     while let Some(record) = reader.next_record().map_err(wal)? {
-        each(record)?;
+        each(record);
     }
-    Ok(reader.dropped().iter().map(|d| d.dropped_bytes).sum())
+    Ok(reader.dropped().to_vec())
 }
 
 /// How a log read by [`salvage_log`] ended.

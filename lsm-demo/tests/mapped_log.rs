@@ -279,13 +279,37 @@ fn verify_reports_a_crash_s_zeros_as_a_torn_tail() {
             drop(PosixFs.create(&new).unwrap());
             std::fs::write(&new, vec![0; 1 << 20]).unwrap();
         }
-        let report = verify_with_fs(dir.path(), &PosixFs).unwrap();
+        let report = verify_with_fs(&Options::default(), dir.path(), &PosixFs).unwrap();
         assert!(report.is_clean(), "{report}");
         assert_eq!(report.torn_tails, [(log.clone(), 64 << 10)], "{report}");
         assert!(PosixFs.file_size(&log).unwrap() > records);
         let (kept, _) = reopen(dir.path(), DBRecoveryMode::PointInTime).unwrap();
         assert_eq!(kept, written(0..20));
     }
+}
+
+/// `verify` told the log was mapped takes writes in flight (a torn record,
+/// a whole one after it, zeros) for a torn tail, as recovery does; not
+/// told, for damage.
+#[test]
+fn verify_told_the_log_is_mapped_reports_writes_in_flight_as_a_torn_tail() {
+    use lsm_demo::env::PosixFs;
+    use lsm_demo::repair::verify_with_fs;
+    let (dir, log, mut bytes) = database_of(100, Vec::new());
+    let torn = value_at(&bytes, 98);
+    bytes[torn..torn + 12].fill(0);
+    bytes.extend(vec![0; 64 << 10]);
+    std::fs::write(&log, &bytes).unwrap();
+    let mut mapped = Options::default();
+    mapped.set_allow_mmap_writes(true);
+    let report = verify_with_fs(&mapped, dir.path(), &PosixFs).unwrap();
+    assert!(report.is_clean(), "{report}");
+    let from_value = bytes.len() - torn;
+    assert_eq!(report.torn_tails.len(), 1, "{report}");
+    assert!(report.torn_tails[0].1 > from_value as u64, "{report}");
+    let report = verify_with_fs(&Options::default(), dir.path(), &PosixFs).unwrap();
+    assert!(!report.is_clean(), "{report}");
+    assert_eq!(report.damaged[0].0, log);
 }
 
 /// Repairs `dir` with or without `allow_mmap_writes`: the report, and the

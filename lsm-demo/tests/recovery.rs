@@ -633,7 +633,7 @@ fn repair_rebuilds_a_database_without_its_manifest() {
     assert_eq!(contents(&db), expected);
     assert_eq!(db.stats().level_files[0], 0);
     drop(db);
-    let verified = lsm_demo::repair::verify_with_fs(dir(), &fs).unwrap();
+    let verified = lsm_demo::repair::verify_with_fs(&options(), dir(), &fs).unwrap();
     assert!(verified.is_clean(), "{verified}");
 }
 
@@ -650,7 +650,7 @@ fn repair_sets_damaged_files_aside_and_keeps_the_rest() {
     let manifest = read_manifest(&fs, dir()).unwrap().unwrap();
     let first = dir().join(format!("{:06}.sst", manifest.files[0].number));
     damage(&fs, &first, 3);
-    let verified = lsm_demo::repair::verify_with_fs(dir(), &fs).unwrap();
+    let verified = lsm_demo::repair::verify_with_fs(&options(), dir(), &fs).unwrap();
     assert_eq!(verified.damaged.len(), 1, "{verified}");
     assert_eq!(verified.damaged[0].0, first);
     let report = lsm_demo::repair::repair_with_fs(&options(), dir(), &fs).unwrap();
@@ -677,7 +677,7 @@ fn repair_and_verify_refuse_another_stores_database() {
     let before = files(&fs, dir());
     let err = lsm_demo::repair::repair_with_fs(&options(), dir(), &fs).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
-    let err = lsm_demo::repair::verify_with_fs(dir(), &fs).unwrap_err();
+    let err = lsm_demo::repair::verify_with_fs(&options(), dir(), &fs).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
     assert_eq!(files(&fs, dir()), before);
 }
@@ -691,7 +691,7 @@ fn verify_names_a_damaged_log_record() {
     drop(db);
     let log = dir().join("000001.log");
     damage(&fs, &log, 20 + 12 + 3);
-    let report = lsm_demo::repair::verify_with_fs(dir(), &fs).unwrap();
+    let report = lsm_demo::repair::verify_with_fs(&options(), dir(), &fs).unwrap();
     assert_eq!(report.logs_checked, 1);
     assert_eq!(report.damaged.len(), 1, "{report}");
     assert!(report.damaged[0].1.contains("offset 20"), "{report}");

@@ -16,6 +16,11 @@ pub struct VerifyArgs {
     /// Database directory (closed: verify takes its lock).
     #[arg(long)]
     pub db: PathBuf,
+    /// The logs were written through a memory map (`allow_mmap_writes`):
+    /// whole records after a torn one at the end of the last log are then
+    /// writes in flight at a crash, a torn tail, not damage.
+    #[arg(long, default_value = "0", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub mmap_write: bool,
 }
 
 /// Flags of `lsm-demo repair`.
@@ -34,7 +39,9 @@ pub struct RepairArgs {
 
 /// Prints what `verify_with_fs` found; damage is an error (exit status 1).
 pub fn verify(a: VerifyArgs) -> Result<(), Error> {
-    let report = verify_with_fs(&a.db, &PosixFs)?;
+    let mut opts = lsm_demo::Options::default();
+    opts.set_allow_mmap_writes(a.mmap_write);
+    let report = verify_with_fs(&opts, &a.db, &PosixFs)?;
     println!("{report}");
     if report.is_clean() {
         Ok(())
