@@ -149,6 +149,20 @@ fn value_at(log: &[u8], i: u32) -> usize {
         .unwrap_or_else(|| panic!("write {i} is in the log"))
 }
 
+/// What a crash can leave while writers copy into a mapped log: a
+/// database of `puts` puts (see `database_of`) whose second-to-last record
+/// is torn, the last whole after it, then `zeros` zero bytes. Returns the
+/// directory, the log, the log's bytes and where the torn value starts.
+fn writes_in_flight(puts: u32, zeros: usize) -> (tempfile::TempDir, PathBuf, Vec<u8>, usize) {
+    let (dir, log, mut bytes) = database_of(puts, Vec::new());
+    let torn = value_at(&bytes, puts - 2);
+    assert!(value_at(&bytes, puts - 1) > torn);
+    bytes[torn..torn + 12].fill(0);
+    bytes.extend(vec![0; zeros]);
+    std::fs::write(&log, &bytes).unwrap();
+    (dir, log, bytes, torn)
+}
+
 /// Opens `dir` in `mode` with the mapped log: the contents and what
 /// recovery counted, or the error.
 fn reopen(dir: &Path, mode: DBRecoveryMode) -> lsm_demo::Result<(Contents, RecoveryStats)> {
@@ -168,13 +182,8 @@ fn reopen(dir: &Path, mode: DBRecoveryMode) -> lsm_demo::Result<(Contents, Recov
 /// record after the torn one, as its documentation says.
 #[test]
 fn writes_in_flight_at_a_crash_are_a_torn_tail() {
-    let (dir, log, mut bytes) = database_of(100, Vec::new());
     // Write 98's record torn, 99's whole after it, then zeros.
-    let torn = value_at(&bytes, 98);
-    assert!(value_at(&bytes, 99) > torn);
-    bytes[torn..torn + 12].fill(0);
-    bytes.extend(vec![0; 64 << 10]);
-    std::fs::write(&log, &bytes).unwrap();
+    let (dir, _, _, _) = writes_in_flight(100, 64 << 10);
 
     let salvage = copy_of(dir.path());
     let (kept, _) = reopen(salvage.path(), DBRecoveryMode::SkipAnyCorruptedRecord).unwrap();
@@ -295,11 +304,7 @@ fn verify_reports_a_crash_s_zeros_as_a_torn_tail() {
 fn verify_told_the_log_is_mapped_reports_writes_in_flight_as_a_torn_tail() {
     use lsm_demo::env::PosixFs;
     use lsm_demo::repair::verify_with_fs;
-    let (dir, log, mut bytes) = database_of(100, Vec::new());
-    let torn = value_at(&bytes, 98);
-    bytes[torn..torn + 12].fill(0);
-    bytes.extend(vec![0; 64 << 10]);
-    std::fs::write(&log, &bytes).unwrap();
+    let (dir, log, bytes, torn) = writes_in_flight(100, 64 << 10);
     let mut mapped = Options::default();
     mapped.set_allow_mmap_writes(true);
     let report = verify_with_fs(&mapped, dir.path(), &PosixFs).unwrap();
@@ -353,11 +358,7 @@ fn repair_drops_a_crash_s_torn_tail_and_writes_in_flight() {
     assert_eq!(kept, written(0..20));
 
     // Write 98's record torn, 99's whole after it, then zeros.
-    let (dir, log, mut bytes) = database_of(100, Vec::new());
-    let torn = value_at(&bytes, 98);
-    bytes[torn..torn + 12].fill(0);
-    bytes.extend(vec![0; 64 << 10]);
-    std::fs::write(&log, &bytes).unwrap();
+    let (dir, log, _, _) = writes_in_flight(100, 64 << 10);
     let salvage = copy_of(dir.path());
 
     let (report, set_aside) = repair(dir.path(), true);
@@ -381,11 +382,7 @@ fn repair_drops_a_crash_s_torn_tail_and_writes_in_flight() {
 /// without the flag it salvages the record after the torn one.
 #[test]
 fn the_repair_command_takes_the_log_kind() {
-    let (dir, log, mut bytes) = database_of(10, Vec::new());
-    let torn = value_at(&bytes, 8);
-    bytes[torn..torn + 12].fill(0);
-    bytes.extend(vec![0; 4096]);
-    std::fs::write(&log, &bytes).unwrap();
+    let (dir, _, _, _) = writes_in_flight(10, 4096);
     let salvage = copy_of(dir.path());
     for (dir, flag, kept) in [
         (dir.path(), "--mmap_write", 8),
