@@ -15,10 +15,14 @@
 //! before the searched key stays before it. A search may start at any
 //! indexed node before its key, at the indexed level, whatever was inserted
 //! since the index was built; those inserts only lengthen its walk along
-//! that level. So the index is rebuilt, by the insert that notices, each
-//! time the list has doubled since the last build. The indexed level holds
-//! about one node in [`SPACING`], so a build reads that many fewer nodes
-//! than the list holds.
+//! that level. So the index is rebuilt each time the list has doubled
+//! since the last build began. The indexed level holds about one node in
+//! [`SPACING`], so a build reads that many fewer nodes than the list holds,
+//! and the build is spread over inserts: an insert that looks (one in 2^8)
+//! reads at most [`BUILD_STEP`] nodes, or copies eight times as many
+//! entries into the arena, and leaves the rest to the next, so none stalls
+//! for long. Inserts made meanwhile before the build's position are missed
+//! by this index, which is only a place to start.
 //!
 //! Prefixes only order keys when they differ. Where indexed nodes share the
 //! searched key's prefix, their keys decide, with a binary search of their
@@ -33,7 +37,7 @@
 //! limit) leaves the previous index in place.
 
 use crate::node::{Node, Stride};
-use crate::sync::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use crate::sync::{AtomicPtr, AtomicUsize, Mutex, Ordering};
 use crate::{Comparator, SkipList};
 use std::alloc::Layout;
 use std::ptr::NonNull;
@@ -59,14 +63,28 @@ const FIRST_BUILD: usize = if cfg!(loom) {
 /// that does, for the list's branching factor).
 const SPACING: usize = if cfg!(loom) { 2 } else { 16 };
 
-/// An insert looks at the list's length (to see whether it doubled) only
-/// when its node is at least this many levels above the indexed one: about
-/// one insert in 2^8 with any branching factor. (Every insert in debug
-/// builds and under loom.)
+/// An insert looks at the list's length (to see whether it doubled) and
+/// takes a step of a build only when its node is tall enough that about
+/// one insert in 2^CHECK_BITS is, whatever the branching factor. (Every
+/// insert in debug builds and under loom.)
 const CHECK_BITS: u32 = if cfg!(any(debug_assertions, loom)) {
     0
 } else {
     8
+};
+
+/// Nodes of the indexed level an insert reads when it takes a step of a
+/// build (two cache misses each), or eight times as many entries it copies
+/// into the arena (a few fresh pages): tens of microseconds at most. (Small
+/// in debug builds, so that tests resume builds across inserts; a whole
+/// build in one step under loom, which would otherwise explore every
+/// resumption.)
+const BUILD_STEP: usize = if cfg!(loom) {
+    usize::MAX / 8
+} else if cfg!(debug_assertions) {
+    4
+} else {
+    256
 };
 
 /// An index, as built: see the module docs. Never written once published.
@@ -81,14 +99,50 @@ struct EntryIndex {
     nodes: NonNull<[Node]>,
 }
 
+/// An index being built, a step at a time: the indexed level is read into
+/// `read`, then copied into the arena, then published.
+struct Builder {
+    /// The list's length when the build began: the next begins at twice
+    /// that.
+    began_at: usize,
+    level: usize,
+    read: Entries,
+    phase: Phase,
+}
+
+/// The entries read so far: each node of the indexed level and its prefix.
+struct Entries {
+    prefixes: Vec<u64>,
+    nodes: Vec<Node>,
+}
+
+/// Where a build stands.
+enum Phase {
+    /// Reading the level; `at` is the last node read (`None`: the head).
+    Read { at: Option<Node> },
+    /// Copying into `to`, whose first `copied` entries are written (the
+    /// summary's up to the line of the last entry written).
+    Copy { to: EntryIndex, copied: usize },
+}
+
+// SAFETY: a `Builder` is only an index's entries under construction:
+// handles and pointers into the list's arena, which outlives it, written
+// by the one thread holding the builder's lock, and read by nobody before
+// the index is published.
+unsafe impl Send for Builder {}
+
 /// A list's entry index, and when to build the next one.
 pub(crate) struct IndexSlot {
     /// The newest index, in the arena; null until the first build.
     current: AtomicPtr<EntryIndex>,
-    /// The length at which the next build starts.
+    /// The length at which the next build begins; at most the length while
+    /// one runs, so that inserts go on with it.
     next_build: AtomicUsize,
-    /// Held by the insert that builds, so that no other starts a build.
-    building: AtomicBool,
+    /// The build under way, if any: held by the insert taking a step, so
+    /// that no other does meanwhile. (A panic in the comparator's
+    /// `key_prefix` during a step poisons it: builds stop, and searches
+    /// keep the last index.)
+    builder: Mutex<Option<Builder>>,
     /// Whether the list builds indexes (`SkipListOptions::with_entry_index`
     /// and the prefixed layout).
     enabled: bool,
@@ -99,7 +153,7 @@ impl IndexSlot {
         Self {
             current: AtomicPtr::new(std::ptr::null_mut()),
             next_build: AtomicUsize::new(FIRST_BUILD),
-            building: AtomicBool::new(false),
+            builder: Mutex::new(None),
             enabled,
         }
     }
@@ -167,46 +221,128 @@ impl<C: Comparator> SkipList<C> {
 
     /// After inserting a node `height` levels tall: now and then (after a
     /// tall node only), checks whether the list has doubled since the last
-    /// index, and if so builds the next one.
+    /// index began, or a build is under way, and if so takes a step of it.
     #[inline(always)]
     pub(crate) fn maybe_build_index(&self, height: usize, stride: Stride) {
         if !stride.prefixed() || !self.index.enabled {
             return;
         }
-        let tall = self.indexed_level() + CHECK_BITS.div_ceil(self.bits_per_level) as usize;
-        // Relaxed: a threshold; a stale one moves a build by an insert or
-        // two, and `building` decides who builds.
+        // A node this tall comes once in about 2^CHECK_BITS inserts.
+        let tall = 1 + CHECK_BITS.div_ceil(self.bits_per_level) as usize;
+        // Relaxed: a threshold; a stale one moves a step by an insert or
+        // two, and the builder's lock decides who takes it.
         if height < tall || self.len() < self.index.next_build.load(Ordering::Relaxed) {
             return;
         }
-        self.build_index_once(stride);
+        self.build_index_step(stride);
     }
 
-    /// Builds the next index unless another insert is building one or has
-    /// just built it.
+    /// Takes one step of the build under way, beginning one if the list
+    /// has doubled: reads up to `BUILD_STEP` more nodes of the indexed
+    /// level, or copies up to `8 * BUILD_STEP` entries into the arena, or
+    /// publishes the index. Does nothing while another insert takes a step.
     #[cold]
     #[inline(never)]
-    fn build_index_once(&self, stride: Stride) {
-        // Acquire: pairs with the Release below, so that the last builder's
-        // threshold is seen.
-        if self
-            .index
-            .building
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
+    fn build_index_step(&self, stride: Stride) {
+        let Ok(mut builder) = self.index.builder.try_lock() else {
             return;
+        };
+        let build = match &mut *builder {
+            Some(build) => build,
+            None => {
+                let (len, level) = (self.len(), self.indexed_level());
+                // Relaxed: written under the builder's lock, which orders it.
+                if len < self.index.next_build.load(Ordering::Relaxed)
+                    || level >= self.current_max_height()
+                {
+                    return;
+                }
+                // Room for the level as it stands, and a quarter more for
+                // what is inserted during the build: a step never waits for
+                // a vector to grow and move.
+                let room = len / SPACING + len / (4 * SPACING);
+                builder.insert(Builder {
+                    began_at: len,
+                    level,
+                    read: Entries {
+                        prefixes: Vec::with_capacity(room),
+                        nodes: Vec::with_capacity(room),
+                    },
+                    phase: Phase::Read { at: None },
+                })
+            }
+        };
+        let mut outcome = match &mut build.phase {
+            Phase::Read { at } => self.read_index_step(build.level, &mut build.read, at, stride),
+            Phase::Copy { to, copied } => copy_index_step(&build.read, to, copied),
+        };
+        if let StepOutcome::Copy(mut to) = outcome {
+            // The first copy in the same step: a short level is then
+            // published at once.
+            let mut copied = 0;
+            outcome = copy_index_step(&build.read, &mut to, &mut copied);
+            if let StepOutcome::Again = outcome {
+                build.phase = Phase::Copy { to, copied };
+            }
         }
-        let len = self.len();
-        // Relaxed: written only under `building`.
-        if len >= self.index.next_build.load(Ordering::Relaxed) {
-            self.build_index(stride);
-            self.index
-                .next_build
-                .store(len.saturating_mul(2), Ordering::Relaxed);
+        match outcome {
+            StepOutcome::Again | StepOutcome::Copy(_) => {}
+            StepOutcome::Done(index) => {
+                if let Some(index) = index
+                    && let Ok(index) = self.arena.try_alloc(index)
+                {
+                    // Release: pairs with the Acquire in `search_start`.
+                    self.index.current.store(index, Ordering::Release);
+                }
+                let began_at = build.began_at;
+                *builder = None;
+                // Relaxed: as above.
+                self.index
+                    .next_build
+                    .store(began_at.saturating_mul(2), Ordering::Relaxed);
+            }
         }
-        // Release: see the Acquire above.
-        self.index.building.store(false, Ordering::Release);
+    }
+
+    /// Reads up to `BUILD_STEP` nodes of the indexed level after `at`; at
+    /// its end, allocates the index in the arena (`Done(None)` if there is
+    /// nothing to index or the arena refuses).
+    fn read_index_step(
+        &self,
+        level: usize,
+        read: &mut Entries,
+        at: &mut Option<Node>,
+        stride: Stride,
+    ) -> StepOutcome {
+        let mut node = at.unwrap_or(self.head);
+        for _ in 0..BUILD_STEP {
+            // SAFETY: `node` is the head or a node reached at `level`, so it
+            // belongs to this list and has that level.
+            let Some(next) = (unsafe { node.next(level, stride) }) else {
+                let n = read.nodes.len();
+                let allocated = (n > 0)
+                    .then(|| {
+                        Some(EntryIndex {
+                            level,
+                            summary: self.alloc_in_arena(n.div_ceil(LINE))?,
+                            prefixes: self.alloc_in_arena(n)?,
+                            nodes: self.alloc_in_arena(n)?,
+                        })
+                    })
+                    .flatten();
+                return match allocated {
+                    Some(to) => StepOutcome::Copy(to),
+                    None => StepOutcome::Done(None),
+                };
+            };
+            // Not the prefix beside the link, which can be that of a larger
+            // node the link held before (see `node`): the node's own.
+            read.prefixes.push(self.cmp.key_prefix(self.key_of(next)));
+            read.nodes.push(next);
+            node = next;
+        }
+        *at = Some(node);
+        StepOutcome::Again
     }
 
     /// How many nodes the newest index holds (0 before the first build).
@@ -225,56 +361,58 @@ impl<C: Comparator> SkipList<C> {
         SPACING.trailing_zeros().div_ceil(self.bits_per_level) as usize
     }
 
-    /// Reads the indexed level and publishes its index; leaves the last
-    /// one if the list is not that tall yet or the arena refuses the
-    /// memory.
-    fn build_index(&self, stride: Stride) {
-        let level = self.indexed_level();
-        if level >= self.current_max_height() {
-            return;
-        }
-        let (mut prefixes, mut nodes) = (Vec::new(), Vec::new());
-        let mut at = self.head;
-        // SAFETY: `at` is the head or a node reached at `level`, so it
-        // belongs to this list and has `level`.
-        while let Some(next) = unsafe { at.next(level, stride) } {
-            // Not the prefix beside the link, which can be that of a larger
-            // node the link held before (see `node`): the node's own.
-            prefixes.push(self.cmp.key_prefix(self.key_of(next)));
-            nodes.push(next);
-            at = next;
-        }
-        if nodes.is_empty() {
-            return;
-        }
-        let summary: Vec<u64> = prefixes.iter().step_by(LINE).copied().collect();
-        let (Some(summary), Some(prefixes), Some(nodes)) = (
-            self.copy_to_arena(&summary),
-            self.copy_to_arena(&prefixes),
-            self.copy_to_arena(&nodes),
-        ) else {
-            return;
-        };
-        let index = EntryIndex {
-            level,
-            summary,
-            prefixes,
-            nodes,
-        };
-        if let Ok(index) = self.arena.try_alloc(index) {
-            // Release: pairs with the Acquire in `search_start`.
-            self.index.current.store(index, Ordering::Release);
-        }
-    }
-
-    /// `items` copied into a line-aligned allocation of the arena, or
-    /// `None` if the arena refuses it.
-    fn copy_to_arena<T: Copy>(&self, items: &[T]) -> Option<NonNull<[T]>> {
-        let layout = Layout::array::<T>(items.len()).ok()?.align_to(64).ok()?;
+    /// Room for `len` values of `T` in a line-aligned allocation of the
+    /// arena, not yet written, or `None` if the arena refuses it.
+    fn alloc_in_arena<T>(&self, len: usize) -> Option<NonNull<[T]>> {
+        let layout = Layout::array::<T>(len).ok()?.align_to(64).ok()?;
         let to = self.arena.try_alloc_layout(layout).ok()?.cast::<T>();
-        // SAFETY: the allocation holds `items.len()` values of `T`, is
-        // aligned for `T` and does not overlap `items`.
-        unsafe { std::ptr::copy_nonoverlapping(items.as_ptr(), to.as_ptr(), items.len()) };
-        Some(NonNull::slice_from_raw_parts(to, items.len()))
+        Some(NonNull::slice_from_raw_parts(to, len))
     }
+}
+
+/// What a step of a build came to.
+enum StepOutcome {
+    /// More steps to take.
+    Again,
+    /// The level is read; copy it into this index.
+    Copy(EntryIndex),
+    /// The index to publish, if any.
+    Done(Option<EntryIndex>),
+}
+
+/// Copies up to `8 * BUILD_STEP` more of the entries `read` into `to`,
+/// `copied` of them written so far; `Done` with the index once all are.
+fn copy_index_step(read: &Entries, to: &mut EntryIndex, copied: &mut usize) -> StepOutcome {
+    let from = *copied;
+    let end = read.nodes.len().min(from.saturating_add(8 * BUILD_STEP));
+    // SAFETY: `to`'s slices were allocated with room for every entry (and
+    // one summary entry per `LINE` of them), are written only here, under
+    // the builder's lock, and read by nobody before the index is published.
+    unsafe {
+        let (prefixes, nodes) = (to.prefixes.cast::<u64>(), to.nodes.cast::<Node>());
+        std::ptr::copy_nonoverlapping(
+            read.prefixes[from..end].as_ptr(),
+            prefixes.as_ptr().add(from),
+            end - from,
+        );
+        std::ptr::copy_nonoverlapping(
+            read.nodes[from..end].as_ptr(),
+            nodes.as_ptr().add(from),
+            end - from,
+        );
+        let summary = to.summary.cast::<u64>();
+        for line in from.div_ceil(LINE)..end.div_ceil(LINE) {
+            summary.add(line).write(read.prefixes[line * LINE]);
+        }
+    }
+    *copied = end;
+    if end < read.nodes.len() {
+        return StepOutcome::Again;
+    }
+    StepOutcome::Done(Some(EntryIndex {
+        level: to.level,
+        summary: to.summary,
+        prefixes: to.prefixes,
+        nodes: to.nodes,
+    }))
 }

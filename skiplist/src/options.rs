@@ -139,14 +139,14 @@ impl SkipListOptions {
     /// chain. On by default; it has no effect without key prefixes.
     ///
     /// The index is built when the list reaches 16,384 entries (64 in debug
-    /// builds, so that tests of small lists use it) and rebuilt
-    /// each time the list has doubled since, by the insert that notices:
-    /// that insert reads one node in 16 of the list (a stall of O(n / 16)
-    /// steps, once per doubling). A search in between starts from the last
-    /// index, which stays correct as the list grows. The indexes take less
-    /// than 2 bytes per entry with branching 2, counted in
-    /// [`memory_usage`](crate::SkipList::memory_usage). Off, no insert
-    /// stalls for a build.
+    /// builds, so that tests of small lists use it) and rebuilt each time
+    /// the list has doubled since the last build began. A build reads one
+    /// node in 16 of the list and copies what it read into the arena, in
+    /// steps of at most 256 nodes or 2,048 entries, one step taken by one
+    /// insert in 256, so no insert stalls for a whole build. A search
+    /// in between starts from the last index, which stays correct as the
+    /// list grows. The indexes take less than 2 bytes per entry with
+    /// branching 2, counted in [`memory_usage`](crate::SkipList::memory_usage).
     ///
     /// ```
     /// use arena::ConcurrentArena;
