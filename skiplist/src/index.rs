@@ -88,6 +88,7 @@ const BUILD_STEP: usize = if cfg!(loom) {
 };
 
 /// An index, as built: see the module docs. Never written once published.
+#[derive(Clone, Copy)]
 struct EntryIndex {
     /// The level whose nodes it holds, above 0.
     level: usize,
@@ -175,8 +176,8 @@ impl<C: Comparator> SkipList<C> {
         stride: Stride,
     ) -> (Option<Node>, usize) {
         if stride.prefixed() {
-            // Acquire: pairs with the Release store in `build_index`, so
-            // the index's contents and the nodes it names are visible.
+            // Acquire: pairs with the Release store in `build_index_step`,
+            // so the index's contents and the nodes it names are visible.
             let index = self.index.current.load(Ordering::Acquire);
             // SAFETY: a non-null pointer is an `EntryIndex` written in the
             // list's arena before it was published, never written again,
@@ -319,18 +320,7 @@ impl<C: Comparator> SkipList<C> {
             // SAFETY: `node` is the head or a node reached at `level`, so it
             // belongs to this list and has that level.
             let Some(next) = (unsafe { node.next(level, stride) }) else {
-                let n = read.nodes.len();
-                let allocated = (n > 0)
-                    .then(|| {
-                        Some(EntryIndex {
-                            level,
-                            summary: self.alloc_in_arena(n.div_ceil(LINE))?,
-                            prefixes: self.alloc_in_arena(n)?,
-                            nodes: self.alloc_in_arena(n)?,
-                        })
-                    })
-                    .flatten();
-                return match allocated {
+                return match self.alloc_index(level, read.nodes.len()) {
                     Some(to) => StepOutcome::Copy(to),
                     None => StepOutcome::Done(None),
                 };
@@ -359,6 +349,20 @@ impl<C: Comparator> SkipList<C> {
     #[inline(always)]
     fn indexed_level(&self) -> usize {
         SPACING.trailing_zeros().div_ceil(self.bits_per_level) as usize
+    }
+
+    /// An index of `n` entries at `level` in the arena, not yet written;
+    /// `None` for no entries or if the arena refuses the memory.
+    fn alloc_index(&self, level: usize, n: usize) -> Option<EntryIndex> {
+        if n == 0 {
+            return None;
+        }
+        Some(EntryIndex {
+            level,
+            summary: self.alloc_in_arena(n.div_ceil(LINE))?,
+            prefixes: self.alloc_in_arena(n)?,
+            nodes: self.alloc_in_arena(n)?,
+        })
     }
 
     /// Room for `len` values of `T` in a line-aligned allocation of the
@@ -409,10 +413,5 @@ fn copy_index_step(read: &Entries, to: &mut EntryIndex, copied: &mut usize) -> S
     if end < read.nodes.len() {
         return StepOutcome::Again;
     }
-    StepOutcome::Done(Some(EntryIndex {
-        level: to.level,
-        summary: to.summary,
-        prefixes: to.prefixes,
-        nodes: to.nodes,
-    }))
+    StepOutcome::Done(Some(*to))
 }
