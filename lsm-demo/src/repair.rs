@@ -469,10 +469,11 @@ impl fmt::Display for RepairReport {
 /// copies of writes in flight) is a torn tail, dropped and reported in
 /// [`RepairReport::torn_tails`], and the log is not set aside. Their union
 /// is merged into new level-1 tables, newest version of each key first,
-/// and a new manifest lists them; the tables and logs merged are then deleted, and damaged ones
-/// moved to `lost/`. Files of other programs are left alone. The result
-/// opens as a normal database; it holds every write that reached a readable
-/// table or log record, so keys deleted by a lost record may come back.
+/// and a new manifest lists them; the tables and logs merged are then
+/// deleted, and damaged ones moved to `lost/`. Files of other programs are
+/// left alone. The result opens as a normal database; it holds every write
+/// that reached a readable table or log record (but a torn tail's), so
+/// keys deleted by a lost record may come back.
 ///
 /// # Errors
 ///
