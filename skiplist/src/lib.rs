@@ -78,6 +78,10 @@
 //!   seed, length, max height) that every insert writes. No custom
 //!   comparator is released, and iterators borrow the map. Pick them when you
 //!   need removal or typed keys and values.
+//! - **`scc::TreeIndex`** is a concurrent B+tree with removal, whose
+//!   lookups read a few adjacent lines per level. With key prefixes and the
+//!   entry index this list looks up about as fast and inserts faster; pick
+//!   the tree when you need removal.
 //! - **`Mutex<BTreeMap>`** (or `RwLock`) is compact and fast on one thread,
 //!   but writers serialise and readers block behind them; a scan must hold
 //!   the lock or copy.
