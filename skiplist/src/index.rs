@@ -144,18 +144,29 @@ pub(crate) struct IndexSlot {
     /// `key_prefix` during a step poisons it: builds stop, and searches
     /// keep the last index.)
     builder: Mutex<Option<Builder>>,
-    /// Whether the list builds indexes (`SkipListOptions::with_entry_index`
-    /// and the prefixed layout).
-    enabled: bool,
+    /// The level an index holds: the first that holds about one node in
+    /// `SPACING` for the list's branching factor.
+    level: usize,
+    /// The height from which an insert looks at the length: one node in
+    /// about 2^CHECK_BITS is this tall. `usize::MAX` (none is) when the
+    /// list builds no index (`SkipListOptions::with_entry_index`, or no
+    /// prefixes). Computed once: inserts compare with it.
+    check_height: usize,
 }
 
 impl IndexSlot {
-    pub(crate) fn new(enabled: bool) -> Self {
+    /// The slot of a list whose levels thin out by `2^bits_per_level`.
+    pub(crate) fn new(enabled: bool, bits_per_level: u32) -> Self {
         Self {
             current: AtomicPtr::new(std::ptr::null_mut()),
             next_build: AtomicUsize::new(FIRST_BUILD),
             builder: Mutex::new(None),
-            enabled,
+            level: SPACING.trailing_zeros().div_ceil(bits_per_level) as usize,
+            check_height: if enabled {
+                1 + CHECK_BITS.div_ceil(bits_per_level) as usize
+            } else {
+                usize::MAX
+            },
         }
     }
 }
@@ -225,14 +236,12 @@ impl<C: Comparator> SkipList<C> {
     /// index began, or a build is under way, and if so takes a step of it.
     #[inline(always)]
     pub(crate) fn maybe_build_index(&self, height: usize, stride: Stride) {
-        if !stride.prefixed() || !self.index.enabled {
-            return;
-        }
-        // A node this tall comes once in about 2^CHECK_BITS inserts.
-        let tall = 1 + CHECK_BITS.div_ceil(self.bits_per_level) as usize;
         // Relaxed: a threshold; a stale one moves a step by an insert or
         // two, and the builder's lock decides who takes it.
-        if height < tall || self.len() < self.index.next_build.load(Ordering::Relaxed) {
+        if !stride.prefixed()
+            || height < self.index.check_height
+            || self.len() < self.index.next_build.load(Ordering::Relaxed)
+        {
             return;
         }
         self.build_index_step(stride);
@@ -251,7 +260,7 @@ impl<C: Comparator> SkipList<C> {
         let build = match &mut *builder {
             Some(build) => build,
             None => {
-                let (len, level) = (self.len(), self.indexed_level());
+                let (len, level) = (self.len(), self.index.level);
                 // Relaxed: written under the builder's lock, which orders it.
                 if len < self.index.next_build.load(Ordering::Relaxed)
                     || level >= self.current_max_height()
@@ -342,13 +351,6 @@ impl<C: Comparator> SkipList<C> {
         let index = self.index.current.load(Ordering::Acquire);
         // SAFETY: as in `search_start`.
         unsafe { index.as_ref() }.map_or(0, |index| index.nodes.len())
-    }
-
-    /// The level an index holds: the first that holds about one node in
-    /// `SPACING`.
-    #[inline(always)]
-    fn indexed_level(&self) -> usize {
-        SPACING.trailing_zeros().div_ceil(self.bits_per_level) as usize
     }
 
     /// An index of `n` entries at `level` in the arena, not yet written;

@@ -282,7 +282,10 @@ impl<C: Comparator> SkipList<C> {
             cmp,
             arena,
             len: std::array::from_fn(|_| CachePadded::new(AtomicUsize::new(0))),
-            index: index::IndexSlot::new(options.key_prefixes && options.entry_index),
+            index: index::IndexSlot::new(
+                options.key_prefixes && options.entry_index,
+                bits_per_level,
+            ),
         }
     }
 
