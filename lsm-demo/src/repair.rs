@@ -197,6 +197,8 @@ pub fn verify_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
     // The last log that took writes may end torn by a crash, as recovery
     // sees it; one after it holds nothing.
     let last_written = crate::recovery::last_written(fs, dir, &logs)?;
+    // The last write read, which copies in flight must follow: only needed,
+    // so only decoded, with the mapped log.
     let mut last_sequence = None;
     for (i, &n) in logs.iter().enumerate() {
         let path = log_path(dir, n);
@@ -215,7 +217,8 @@ pub fn verify_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
             DBRecoveryMode::AbsoluteConsistency
         };
         let dropped = read_log(fs, &path, mode, |record| {
-            if let Ok((first, ops)) = crate::batch::decode_group(record)
+            if opts.allow_mmap_writes
+                && let Ok((first, ops)) = crate::batch::decode_group(record)
                 && !ops.is_empty()
             {
                 last_sequence = Some(first + ops.len() as u64 - 1);

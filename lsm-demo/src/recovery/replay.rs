@@ -422,11 +422,11 @@ impl<'a> Replay<'a> {
 /// numbers apart (the sequencer holds writers back beyond it), and
 /// follow everything replayed. So whole records after the damage are
 /// taken for copies in flight when they are groups numbered after
-/// `last_sequence` (the last write replayed before the damage) whose starts lie within that window, and the
-/// file ends in zeros after them (the rest of the last growth: a log
-/// that was ended, cut to its records, ends in a whole record); a
-/// trailer, a record that does not decode, records spread wider or a
-/// log that ends otherwise mean damage.
+/// `last_sequence` (the last write replayed before the damage) whose
+/// starts lie within that window, and the file ends in zeros after them
+/// (the rest of the last growth: a log that was ended, cut to its records,
+/// ends in a whole record); a trailer, a record that does not decode,
+/// records spread wider or a log that ends otherwise mean damage.
 pub(crate) fn copies_in_flight(
     fs: &dyn FileSystem,
     path: &Path,
