@@ -6,11 +6,12 @@ use std::fmt;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
-use crate::block::{BackingCounts, Block, BlockSource, HUGE_PAGE_SIZE};
+use crate::block::{BackingCounts, Block, BlockKey, BlockSource, HUGE_PAGE_SIZE};
 use crate::options::{
     AllocError, ArenaOptions, ArenaStats, BLOCK_ALIGN, ConfigError, HUGE_PAGES_WHEN_LARGE_FROM,
     HugePages, INLINE_BLOCK_SIZE,
 };
+use crate::pool::BlockPool;
 
 /// A single-threaded bump arena: RocksDB's `Arena`, the building block of
 /// [`ConcurrentArena`](crate::ConcurrentArena).
@@ -64,6 +65,9 @@ pub struct Arena {
     block_size: usize,
     memory_limit: usize,
     source: BlockSource,
+    /// Where blocks come from before the system, and go when the arena
+    /// drops.
+    pool: Option<BlockPool>,
     memory_allocated: Cell<usize>,
     /// Bytes of the blocks kept by `reset` for reuse.
     spare_bytes: Cell<usize>,
@@ -78,6 +82,8 @@ struct Blocks {
     irregular: Vec<Block>,
     spare: Vec<Block>,
     counts: BackingCounts,
+    /// Blocks taken from the pool.
+    pooled: usize,
 }
 
 #[repr(C, align(16))]
@@ -87,6 +93,17 @@ struct InlineBlock(std::cell::UnsafeCell<[MaybeUninit<u8>; INLINE_BLOCK_SIZE]>);
 // point into them or into its own inline block: nothing is tied to the
 // creating thread. (It is not `Sync`: the bump pointers are `Cell`s.)
 unsafe impl Send for Arena {}
+
+/// Gives the regular blocks (those `reset` keeps) to the pool, if any; the
+/// rest are released to the system.
+impl Drop for Arena {
+    fn drop(&mut self) {
+        if let Some(pool) = &self.pool {
+            let blocks = self.blocks.get_mut();
+            pool.give(blocks.regular.drain(..).chain(blocks.spare.drain(..)));
+        }
+    }
+}
 
 impl Default for Arena {
     fn default() -> Self {
@@ -193,6 +210,7 @@ impl Arena {
                 huge_pages: options.huge_pages,
                 prefault: options.prefault,
             },
+            pool: options.block_pool,
             memory_allocated: Cell::new(INLINE_BLOCK_SIZE),
             spare_bytes: Cell::new(0),
             blocks: RefCell::new(Blocks::default()),
@@ -426,15 +444,28 @@ impl Arena {
         if size > room {
             return Err(exceeded(size));
         }
-        let block = Block::reserve(
-            size,
-            align,
-            self.block_source(allocated),
-            &mut self.blocks.borrow_mut().counts,
-        )?;
+        let source = self.block_source(allocated);
+        let pooled = self.pool.as_ref().and_then(|pool| {
+            pool.take(BlockKey {
+                size,
+                align,
+                huge_pages: source.huge_pages,
+            })
+        });
+        let block = match pooled {
+            Some(block) => {
+                self.blocks.borrow_mut().pooled += 1;
+                block
+            }
+            None => Block::reserve(size, align, source, &mut self.blocks.borrow_mut().counts)?,
+        };
         // Rounding (to pages, or to a huge page) may have grown it.
         if block.len() > room {
-            return Err(exceeded(block.len()));
+            let len = block.len();
+            if let Some(pool) = &self.pool {
+                pool.give([block]);
+            }
+            return Err(exceeded(len));
         }
         self.memory_allocated.set(allocated + block.len());
         Ok(block)
@@ -528,6 +559,7 @@ impl Arena {
             huge_page_blocks: blocks.counts.huge_page_blocks,
             huge_page_fallbacks: blocks.counts.huge_page_fallbacks,
             transparent_huge_page_blocks: blocks.counts.transparent_huge_page_blocks,
+            pooled_blocks: blocks.pooled,
             shard_refills: 0,
             thread_cache_refills: 0,
         }

@@ -22,6 +22,16 @@ pub(crate) struct BlockSource {
     pub(crate) prefault: bool,
 }
 
+/// What a block was reserved as: a pooled block is reused only where an
+/// arena would have reserved one just like it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BlockKey {
+    /// The size asked for (the block may be larger: rounded to pages).
+    pub(crate) size: usize,
+    pub(crate) align: usize,
+    pub(crate) huge_pages: HugePages,
+}
+
 /// How the blocks reserved so far were backed.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct BackingCounts {
@@ -44,6 +54,7 @@ pub(crate) struct Block {
     /// Bytes usable from `ptr`, and counted as reserved.
     len: usize,
     backing: Backing,
+    key: BlockKey,
 }
 
 // SAFETY: a block is uniquely owned memory, with no thread affinity; the
@@ -59,6 +70,10 @@ impl Block {
         self.len
     }
 
+    pub(crate) fn key(&self) -> BlockKey {
+        self.key
+    }
+
     /// Reserves at least `size` bytes aligned to `align` (a power of two).
     pub(crate) fn reserve(
         size: usize,
@@ -66,18 +81,24 @@ impl Block {
         source: BlockSource,
         counts: &mut BackingCounts,
     ) -> Result<Self, AllocError> {
+        let key = BlockKey {
+            size,
+            align,
+            huge_pages: source.huge_pages,
+        };
         #[cfg(all(target_os = "linux", not(miri)))]
-        if let Some(block) = mapped::reserve(size, align, source, counts)? {
+        if let Some(block) = mapped::reserve(key, source.prefault, counts)? {
             return Ok(block);
         }
         #[cfg(not(all(target_os = "linux", not(miri))))]
         if source.huge_pages == HugePages::Explicit {
             counts.huge_page_fallbacks += 1;
         }
-        Self::reserve_heap(size, align, source.prefault)
+        Self::reserve_heap(key, source.prefault)
     }
 
-    fn reserve_heap(size: usize, align: usize, prefault: bool) -> Result<Self, AllocError> {
+    fn reserve_heap(key: BlockKey, prefault: bool) -> Result<Self, AllocError> {
+        let BlockKey { size, align, .. } = key;
         let layout = Layout::from_size_align(size.max(1), align.max(BLOCK_ALIGN))
             .map_err(|_| AllocError::SizeOverflow { size })?;
         // SAFETY: the layout's size is at least 1.
@@ -92,6 +113,7 @@ impl Block {
             ptr,
             len: layout.size(),
             backing: Backing::Heap(layout),
+            key,
         })
     }
 }
@@ -122,19 +144,23 @@ fn touch_pages(ptr: NonNull<u8>, len: usize) {
 mod mapped {
     use std::ptr::{self, NonNull};
 
-    use super::{BackingCounts, Block, BlockSource, HUGE_PAGE_SIZE, touch_pages};
+    use super::{BackingCounts, Block, BlockKey, HUGE_PAGE_SIZE, touch_pages};
     use crate::options::{AllocError, HugePages};
 
     /// A mapped block for the huge-page modes; `None` when the block should
     /// come from the global allocator instead.
     pub(super) fn reserve(
-        size: usize,
-        align: usize,
-        source: BlockSource,
+        key: BlockKey,
+        prefault: bool,
         counts: &mut BackingCounts,
     ) -> Result<Option<Block>, AllocError> {
-        if source.huge_pages == HugePages::Off || align > HUGE_PAGE_SIZE {
-            if source.huge_pages == HugePages::Explicit {
+        let BlockKey {
+            size,
+            align,
+            huge_pages,
+        } = key;
+        if huge_pages == HugePages::Off || align > HUGE_PAGE_SIZE {
+            if huge_pages == HugePages::Explicit {
                 counts.huge_page_fallbacks += 1;
             }
             return Ok(None);
@@ -146,18 +172,15 @@ mod mapped {
         if huge_len > isize::MAX as usize - HUGE_PAGE_SIZE {
             return Err(overflow);
         }
-        if source.huge_pages == HugePages::Explicit {
-            let populate = if source.prefault {
-                libc::MAP_POPULATE
-            } else {
-                0
-            };
+        if huge_pages == HugePages::Explicit {
+            let populate = if prefault { libc::MAP_POPULATE } else { 0 };
             if let Some(ptr) = map(huge_len, libc::MAP_HUGETLB | populate) {
                 counts.huge_page_blocks += 1;
                 return Ok(Some(Block {
                     ptr,
                     len: huge_len,
                     backing: super::Backing::Mapped,
+                    key,
                 }));
             }
             counts.huge_page_fallbacks += 1;
@@ -190,13 +213,14 @@ mod mapped {
         if advised {
             counts.transparent_huge_page_blocks += 1;
         }
-        if source.prefault {
+        if prefault {
             touch_pages(ptr, len);
         }
         Ok(Some(Block {
             ptr,
             len,
             backing: super::Backing::Mapped,
+            key,
         }))
     }
 

@@ -259,6 +259,7 @@ impl ConcurrentArena {
     /// [`ConfigError`] for a block size of 0 or above
     /// [`MAX_BLOCK_SIZE`](crate::MAX_BLOCK_SIZE).
     pub fn with_options(options: ArenaOptions) -> Result<Self, ConfigError> {
+        let (eager_shards, thread_cache) = (options.eager_shards, options.thread_cache);
         let arena = Arena::with_options(options)?;
         let shard_count = available_cpus().max(8).next_power_of_two();
         let arena_block_size = arena.block_size();
@@ -278,7 +279,7 @@ impl ConcurrentArena {
             .collect();
         // A run is a quarter shard block at most (so it is a shard-path
         // request), and 32 KiB at most; it serves requests of an eighth of it.
-        let cache_run = if options.thread_cache {
+        let cache_run = if thread_cache {
             (shard_block_size / 4).min(MAX_THREAD_CACHE_RUN)
         } else {
             0
@@ -298,7 +299,7 @@ impl ConcurrentArena {
             shard_block_size,
             shard_request_limit: shard_block_size / 4,
             shard_mask: shard_count - 1,
-            eager_shards: options.eager_shards,
+            eager_shards,
             shards,
         });
         Ok(Self {

@@ -29,7 +29,9 @@
 //! `alloc(value) -> &mut T`, `alloc_slice_copy`, `alloc_str`, `alloc_layout`,
 //! `try_alloc_layout`, `reset`; values are never dropped. [`ArenaOptions`]
 //! adds a block size, a memory limit (a typed [`AllocError`] once a new block
-//! would pass it), huge pages ([`HugePages`]) and prefaulting.
+//! would pass it), huge pages ([`HugePages`]), prefaulting, and a
+//! [`BlockPool`] that passes the blocks of a dropped arena on to the next
+//! (a memtable after another), so that they are not faulted in again.
 //!
 //! # When to use it
 //! When many threads allocate many small, same-lifetime objects into one
@@ -109,6 +111,7 @@ mod block;
 mod concurrent;
 mod cpu;
 mod options;
+mod pool;
 mod spin;
 mod sync;
 mod thread_cache;
@@ -124,6 +127,7 @@ pub use crate::options::{
     HUGE_PAGES_WHEN_LARGE_FROM, HugePages, INLINE_BLOCK_SIZE, MAX_BLOCK_SIZE, MAX_SHARD_BLOCK_SIZE,
     MAX_THREAD_CACHE_RUN, MIN_BLOCK_SIZE,
 };
+pub use crate::pool::BlockPool;
 
 /// Writes `value` at `ptr` and borrows it.
 ///

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::{Arena, ConcurrentArena};
+use crate::{Arena, BlockPool, ConcurrentArena};
 
 /// Bytes of the block that lives inside the arena value itself (RocksDB's
 /// `kInlineSize`): the first allocations use it, so an arena that stays small
@@ -106,7 +106,7 @@ pub const HUGE_PAGES_WHEN_LARGE_FROM: usize = 16 << 20;
 /// assert_eq!(arena.block_size(), 4 << 20);
 /// assert_eq!(arena.shard_block_size(), 128 << 10);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ArenaOptions {
     pub(crate) block_size: usize,
     pub(crate) memory_limit: Option<usize>,
@@ -114,6 +114,7 @@ pub struct ArenaOptions {
     pub(crate) prefault: bool,
     pub(crate) eager_shards: bool,
     pub(crate) thread_cache: bool,
+    pub(crate) block_pool: Option<BlockPool>,
 }
 
 impl Default for ArenaOptions {
@@ -124,7 +125,7 @@ impl Default for ArenaOptions {
 
 impl ArenaOptions {
     /// The defaults: [`DEFAULT_BLOCK_SIZE`], no memory limit, no huge pages,
-    /// no prefaulting, shards used once contention is seen.
+    /// no prefaulting, shards used once contention is seen, no block pool.
     #[must_use]
     pub const fn new() -> Self {
         Self {
@@ -134,6 +135,7 @@ impl ArenaOptions {
             prefault: false,
             eager_shards: false,
             thread_cache: true,
+            block_pool: None,
         }
     }
 
@@ -196,6 +198,25 @@ impl ArenaOptions {
         self
     }
 
+    /// Takes blocks from `pool` before reserving new ones, and gives the
+    /// blocks back to it when the arena drops (see [`BlockPool`]): for a
+    /// series of arenas of one size, a memtable after another, that then
+    /// write into pages already mapped instead of faulting fresh ones in.
+    ///
+    /// ```
+    /// use arena::{ArenaOptions, BlockPool};
+    ///
+    /// let pool = BlockPool::new(64 << 20);
+    /// let options = ArenaOptions::new().with_block_pool(&pool);
+    /// let arena = options.build_concurrent().unwrap();
+    /// assert_eq!(arena.stats().pooled_blocks, 0);
+    /// ```
+    #[must_use]
+    pub fn with_block_pool(mut self, pool: &BlockPool) -> Self {
+        self.block_pool = Some(pool.clone());
+        self
+    }
+
     /// The block size after clamping and rounding, or why it is refused.
     pub(crate) fn checked_block_size(&self) -> Result<usize, ConfigError> {
         match self.block_size {
@@ -211,16 +232,16 @@ impl ArenaOptions {
     ///
     /// # Errors
     /// [`ConfigError`] for a block size of 0 or above [`MAX_BLOCK_SIZE`].
-    pub fn build(self) -> Result<Arena, ConfigError> {
-        Arena::with_options(self)
+    pub fn build(&self) -> Result<Arena, ConfigError> {
+        Arena::with_options(self.clone())
     }
 
     /// A [`ConcurrentArena`] with these options.
     ///
     /// # Errors
     /// [`ConfigError`] for a block size of 0 or above [`MAX_BLOCK_SIZE`].
-    pub fn build_concurrent(self) -> Result<ConcurrentArena, ConfigError> {
-        ConcurrentArena::with_options(self)
+    pub fn build_concurrent(&self) -> Result<ConcurrentArena, ConfigError> {
+        ConcurrentArena::with_options(self.clone())
     }
 }
 
@@ -346,6 +367,9 @@ pub struct ArenaStats {
     pub huge_page_fallbacks: usize,
     /// Blocks mapped with `madvise(MADV_HUGEPAGE)`.
     pub transparent_huge_page_blocks: usize,
+    /// Blocks taken from the [`BlockPool`] instead of reserved (the three
+    /// counts above count reservations only).
+    pub pooled_blocks: usize,
     /// [`ConcurrentArena`] only: slices the shards took from the main arena.
     pub shard_refills: usize,
     /// [`ConcurrentArena`] only: runs the threads' caches took.

@@ -8,6 +8,12 @@ pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+/// The block pool's lock (a slow path: once per block).
+#[cfg(loom)]
+pub(crate) use loom::sync::{Mutex, MutexGuard};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Mutex, MutexGuard};
+
 /// A cell whose accesses loom checks for data races.
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;

@@ -146,6 +146,8 @@ pub struct Shared {
     /// The mutable memtable: points into the `Arc` of `State::version.mem`,
     /// and is only replaced while `seq` is closed.
     current_mem: AtomicPtr<Memtable>,
+    /// Arena blocks of dropped memtables, for the next ones.
+    block_pool: arena::BlockPool,
     /// Set by a writer once the mutable memtable is full: writers take the
     /// slow path of `make_room_for_write` while it is set.
     memtable_full: AtomicBool,

@@ -216,7 +216,7 @@ impl Shared {
             std::thread::yield_now();
         }
         old.rep.mark_read_only();
-        let mem = Arc::new(Memtable::new(&self.opts, number));
+        let mem = Arc::new(Memtable::new_in(&self.opts, number, Some(&self.block_pool)));
         // Writes reach the memtable through the pointer (see `write`).
         // Release: reservations after the reopening acquire it.
         self.current_mem
@@ -230,5 +230,46 @@ impl Shared {
         st.bg.last_switch = Instant::now();
         self.bg_cv.notify_all();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{DB, Options};
+
+    /// A flushed memtable leaves its arena's blocks in the database's pool,
+    /// and the next memtable fills them before it asks the system for more.
+    #[test]
+    fn flushed_memtables_leave_their_blocks_to_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::default();
+        o.create_if_missing(true).set_write_buffer_size(512 << 10);
+        let db = DB::open(&o, dir.path()).unwrap();
+        let pool = db.shared.block_pool.clone();
+        let put_batch = |from: u32| {
+            for i in from..from + 2000 {
+                db.put(format!("key-{i:08}"), [b'v'; 100]).unwrap();
+            }
+        };
+        put_batch(0);
+        assert_eq!(pool.held_bytes(), 0, "nothing dropped yet");
+        db.flush().unwrap();
+        let held = pool.held_bytes();
+        assert!(held > 0, "the flushed memtable's blocks are pooled");
+        put_batch(2000);
+        assert!(
+            pool.held_bytes() < held,
+            "the new memtable took pooled blocks: {} of {held} left",
+            pool.held_bytes()
+        );
+        assert!(pool.held_bytes() <= pool.capacity());
+        for i in (0..4000).step_by(397) {
+            let key = format!("key-{i:08}");
+            assert_eq!(
+                db.get(&key).unwrap().as_deref(),
+                Some(&[b'v'; 100][..]),
+                "{key}"
+            );
+        }
     }
 }

@@ -132,8 +132,13 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         let recovered = recover(&*fs, &dir, opts, manifest, &inventory, &info_log)
             .inspect_err(|e| info!(info_log, "open failed: {e}"))?;
         let next_sequence = recovered.next_sequence;
+        let block_pool = crate::memtable::memtable_block_pool(opts.write_buffer_size);
         let version = Version {
-            mem: Arc::new(Memtable::new(opts, recovered.log_number)),
+            mem: Arc::new(Memtable::new_in(
+                opts,
+                recovered.log_number,
+                Some(&block_pool),
+            )),
             imm: Vec::new(),
             levels: recovered.levels,
         };
@@ -150,6 +155,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             log: CachePadded::new(Mutex::new(log)),
             direct_log: AtomicPtr::new(std::ptr::null_mut()),
             current_mem: AtomicPtr::new(Arc::as_ptr(&version.mem).cast_mut()),
+            block_pool,
             memtable_full: AtomicBool::new(false),
             insert_lock: Mutex::new(()),
             state: Mutex::new(State {

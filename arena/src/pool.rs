@@ -1,0 +1,205 @@
+//! [`BlockPool`]: blocks that dropped arenas leave for the next ones.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, PoisonError};
+
+use crate::block::{Block, BlockKey};
+use crate::sync::Mutex;
+
+/// Blocks kept between arenas: an arena built with
+/// [`ArenaOptions::with_block_pool`](crate::ArenaOptions::with_block_pool)
+/// gives its blocks to the pool when it drops, and takes a block from the
+/// pool, when one of the same size and kind is there, before it asks the
+/// system for a new one.
+///
+/// A block fresh from the system costs a page fault on the first write to
+/// each of its pages (and the kernel zeroes each page, or each 2 MiB huge
+/// page, on that fault), inside whatever allocation touches it first. A
+/// memtable writes its whole arena once and drops it after the flush, so a
+/// store that writes without pause pays that for every byte it writes; with
+/// a pool, the next memtable writes into pages that are already there.
+/// (jemalloc and glibc's heap keep freed memory too, but blocks mapped for
+/// huge pages go back to the system at once.)
+///
+/// The pool holds at most [`capacity`](Self::capacity) bytes: past it, the
+/// blocks it held longest are released to the system. Its blocks are not
+/// counted by any arena until one takes them. It is a handle: clones share
+/// one pool, and the blocks are released when the last handle and the last
+/// arena using it are gone, or on [`clear`](Self::clear).
+///
+/// A reused block holds whatever the previous arena wrote there: arenas
+/// hand out uninitialised memory either way.
+///
+/// # Examples
+///
+/// ```
+/// use arena::{ArenaOptions, BlockPool};
+///
+/// let pool = BlockPool::new(8 << 20);
+/// let options = ArenaOptions::new().with_block_size(64 << 10).with_block_pool(&pool);
+/// let first = options.build_concurrent().unwrap();
+/// for _ in 0..1000 {
+///     first.alloc_slice_copy(&[1u8; 100]);
+/// }
+/// let blocks = first.stats().blocks;
+/// drop(first); // its blocks go to the pool
+/// assert_eq!(pool.held_bytes(), blocks * (64 << 10));
+///
+/// let second = options.build_concurrent().unwrap();
+/// for _ in 0..1000 {
+///     second.alloc_slice_copy(&[2u8; 100]);
+/// }
+/// assert_eq!(second.stats().pooled_blocks, blocks); // none new from the system
+/// assert_eq!(pool.held_bytes(), 0);
+/// ```
+#[derive(Clone)]
+pub struct BlockPool {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    capacity: usize,
+    held: Mutex<Held>,
+}
+
+/// The blocks held, the longest-held first, and their total size.
+#[derive(Default)]
+struct Held {
+    blocks: VecDeque<Block>,
+    bytes: usize,
+}
+
+impl BlockPool {
+    /// An empty pool that holds at most `capacity` bytes of blocks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = arena::BlockPool::new(64 << 20);
+    /// assert_eq!((pool.capacity(), pool.held_bytes()), (64 << 20, 0));
+    /// ```
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                capacity,
+                held: Mutex::new(Held::default()),
+            }),
+        }
+    }
+
+    /// The most bytes of blocks the pool holds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(arena::BlockPool::new(1 << 20).capacity(), 1 << 20);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.inner.capacity
+    }
+
+    /// Bytes of the blocks the pool holds now.
+    ///
+    /// # Examples
+    ///
+    /// See [`BlockPool`].
+    pub fn held_bytes(&self) -> usize {
+        self.held().bytes
+    }
+
+    /// Releases every block the pool holds to the system.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ArenaOptions, BlockPool};
+    ///
+    /// let pool = BlockPool::new(1 << 20);
+    /// let arena = ArenaOptions::new().with_block_size(4096).with_block_pool(&pool).build().unwrap();
+    /// for _ in 0..64 {
+    ///     arena.alloc([0u8; 64]); // past the inline block, into one block
+    /// }
+    /// drop(arena);
+    /// assert_eq!(pool.held_bytes(), 4096);
+    /// pool.clear();
+    /// assert_eq!(pool.held_bytes(), 0);
+    /// ```
+    pub fn clear(&self) {
+        let blocks = std::mem::take(&mut *self.held());
+        // Released outside the lock: unmapping takes a while.
+        drop(blocks);
+    }
+
+    /// A held block made as `key` says, if there is one.
+    pub(crate) fn take(&self, key: BlockKey) -> Option<Block> {
+        let mut held = self.held();
+        let at = held.blocks.iter().rposition(|b| b.key() == key)?;
+        let block = held.blocks.remove(at)?;
+        held.bytes -= block.len();
+        Some(block)
+    }
+
+    /// Keeps `blocks`, releasing the longest-held blocks past the capacity.
+    pub(crate) fn give(&self, blocks: impl IntoIterator<Item = Block>) {
+        let mut released = Vec::new();
+        {
+            let mut held = self.held();
+            for block in blocks {
+                if block.len() > self.inner.capacity {
+                    released.push(block);
+                    continue;
+                }
+                held.bytes += block.len();
+                held.blocks.push_back(block);
+                while held.bytes > self.inner.capacity {
+                    let Some(old) = held.blocks.pop_front() else {
+                        break;
+                    };
+                    held.bytes -= old.len();
+                    released.push(old);
+                }
+            }
+        }
+        // Released outside the lock, as in `clear`.
+        drop(released);
+    }
+
+    fn held(&self) -> crate::sync::MutexGuard<'_, Held> {
+        // A panic while the lock was held left the pool consistent: each
+        // change is one push or pop with its count.
+        self.inner
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl fmt::Debug for BlockPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockPool")
+            .field("capacity", &self.capacity())
+            .field("held_bytes", &self.held_bytes())
+            .finish()
+    }
+}
+
+/// Two handles are equal when they share one pool.
+impl PartialEq for BlockPool {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl Eq for BlockPool {}
+
+/// Hashes the pool's identity, as [`PartialEq`] compares it.
+impl Hash for BlockPool {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        Arc::as_ptr(&self.inner).hash(state);
+    }
+}
+
+#[cfg(test)]
+mod tests;
