@@ -78,7 +78,7 @@ const CHECK_BITS: u32 = if cfg!(any(debug_assertions, loom)) {
 /// into the arena (a few fresh pages): tens of microseconds at most. (Small
 /// in debug builds, so that tests resume builds across inserts; a whole
 /// build in one step under loom, which would otherwise explore every
-/// resumption.)
+/// resumption, unless a model asks for steps with `loom_index_build_step`.)
 const BUILD_STEP: usize = if cfg!(loom) {
     usize::MAX / 8
 } else if cfg!(debug_assertions) {
@@ -86,6 +86,32 @@ const BUILD_STEP: usize = if cfg!(loom) {
 } else {
     256
 };
+
+#[cfg(loom)]
+std::thread_local! {
+    /// A loom model's `BUILD_STEP` (see [`loom_index_build_step`]): a std
+    /// thread-local of the thread running the model, which every loom
+    /// thread of the model runs on.
+    static LOOM_BUILD_STEP: std::cell::Cell<usize> = const { std::cell::Cell::new(BUILD_STEP) };
+}
+
+/// Loom only: the entry index's builds in the models this thread runs from
+/// now on read `nodes` nodes a step (copy eight times as many entries), so
+/// that a model covers a build taken in steps by different inserters. By
+/// default a build is one step under loom.
+#[cfg(loom)]
+pub fn loom_index_build_step(nodes: usize) {
+    LOOM_BUILD_STEP.with(|step| step.set(nodes.max(1)));
+}
+
+/// `BUILD_STEP`, or a loom model's.
+#[inline(always)]
+fn build_step() -> usize {
+    #[cfg(loom)]
+    return LOOM_BUILD_STEP.with(std::cell::Cell::get);
+    #[cfg(not(loom))]
+    BUILD_STEP
+}
 
 /// An index, as built: see the module docs. Never written once published.
 #[derive(Clone, Copy)]
@@ -325,7 +351,7 @@ impl<C: Comparator> SkipList<C> {
         stride: Stride,
     ) -> StepOutcome {
         let mut node = at.unwrap_or(self.head);
-        for _ in 0..BUILD_STEP {
+        for _ in 0..build_step() {
             // SAFETY: `node` is the head or a node reached at `level`, so it
             // belongs to this list and has that level.
             let Some(next) = (unsafe { node.next(level, stride) }) else {
@@ -390,7 +416,10 @@ enum StepOutcome {
 /// `copied` of them written so far; `Done` with the index once all are.
 fn copy_index_step(read: &Entries, to: &mut EntryIndex, copied: &mut usize) -> StepOutcome {
     let from = *copied;
-    let end = read.nodes.len().min(from.saturating_add(8 * BUILD_STEP));
+    let end = read
+        .nodes
+        .len()
+        .min(from.saturating_add(build_step().saturating_mul(8)));
     // SAFETY: `to`'s slices were allocated with room for every entry (and
     // one summary entry per `LINE` of them), are written only here, under
     // the builder's lock, and read by nobody before the index is published.

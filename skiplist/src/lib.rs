@@ -134,6 +134,8 @@ mod thread_state;
 pub use cursor::{ArcCursor, Cursor};
 #[allow(deprecated)]
 pub use deprecated::Reserved;
+#[cfg(loom)]
+pub use index::loom_index_build_step;
 pub use invariants::InvariantError;
 pub use key_comparator::{BytewiseComparator, Comparator};
 pub use options::{BRANCHING, MAX_HEIGHT, MAX_HEIGHT_LIMIT, SkipListOptions};

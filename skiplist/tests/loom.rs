@@ -217,3 +217,58 @@ fn single_writer_and_a_reader() {
         list.check_invariants().unwrap();
     });
 }
+
+/// The entry index built in steps taken by different inserters: two nodes
+/// of the indexed level a step (`loom_index_build_step(2)`), so the build
+/// that the third insert begins is finished by the fourth, on the other
+/// thread (or by neither, when the builder's lock is busy), and published
+/// while the main thread seeks. The index then names nodes that other
+/// threads linked, read in a step one thread took and copied in another's:
+/// a search that starts from them must see them whole (the publication's
+/// Release and the search's Acquire), and find what a walk from the top
+/// finds. (It fails, a causality violation, with either made Relaxed.)
+#[test]
+fn key_prefixes_index_built_in_steps_by_two_inserters() {
+    inline_skiplist::loom_index_build_step(2);
+    loom::model(|| {
+        let options = SkipListOptions::new().with_key_prefixes(true);
+        let list = Arc::new(SkipList::with_options(
+            BytewiseComparator,
+            ConcurrentArena::new(),
+            options,
+        ));
+        // Heights 2, 1 in this thread, 2 in each inserter's: "c", "b" and
+        // "d" are on the indexed level.
+        for k in [b"c", b"k"] {
+            assert!(list.insert(k));
+        }
+        let inserters: Vec<_> = [b"b", b"d"]
+            .into_iter()
+            .map(|k| {
+                let list = Arc::clone(&list);
+                thread::spawn(move || assert!(list.insert(k)))
+            })
+            .collect();
+
+        // Starts from "d" once the index holds it.
+        let mut cursor = list.cursor();
+        cursor.seek(b"e");
+        assert_eq!(cursor.key(), b"k");
+
+        for t in inserters {
+            t.join().unwrap();
+        }
+        // Whatever index the steps published, every search agrees with
+        // the list.
+        let all: [&[u8]; 4] = [b"b", b"c", b"d", b"k"];
+        assert_eq!(keys(&list), all);
+        let probes: [(&[u8], &[u8]); 4] = [(b"a", b"b"), (b"c", b"c"), (b"cc", b"d"), (b"e", b"k")];
+        for (probe, found) in probes {
+            cursor.seek(probe);
+            assert_eq!(cursor.key(), found, "seek {probe:?}");
+        }
+        cursor.seek_for_prev(b"j");
+        assert_eq!(cursor.key(), b"d");
+        list.check_invariants().unwrap();
+    });
+}
