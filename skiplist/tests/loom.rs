@@ -29,6 +29,29 @@ fn check_reader_view(seen: &[Vec<u8>], before: &[&[u8]], all: &[&[u8]]) {
     }
 }
 
+/// A list with key prefixes beside the links (so with an entry index).
+fn prefixed_list() -> Arc<SkipList> {
+    let options = SkipListOptions::new().with_key_prefixes(true);
+    Arc::new(SkipList::with_options(
+        BytewiseComparator,
+        ConcurrentArena::new(),
+        options,
+    ))
+}
+
+/// A thread per key, each inserting its key into `list`.
+fn spawn_inserters(
+    list: &Arc<SkipList>,
+    keys: [&'static [u8; 1]; 2],
+) -> Vec<thread::JoinHandle<()>> {
+    keys.into_iter()
+        .map(|k| {
+            let list = Arc::clone(list);
+            thread::spawn(move || assert!(list.insert(k)))
+        })
+        .collect()
+}
+
 /// Two inserters race for the same gap (both CAS the head's level-0 and
 /// level-1 links away from "m", then race again at level 0) while the main
 /// thread reads with every kind of cursor move.
@@ -82,20 +105,9 @@ fn two_inserters_and_a_reader() {
 #[test]
 fn key_prefixes_two_inserters_and_a_reader() {
     loom::model(|| {
-        let options = SkipListOptions::new().with_key_prefixes(true);
-        let list = Arc::new(SkipList::with_options(
-            BytewiseComparator,
-            ConcurrentArena::new(),
-            options,
-        ));
+        let list = prefixed_list();
         assert!(list.insert(b"m"));
-        let inserters: Vec<_> = [b"b", b"d"]
-            .into_iter()
-            .map(|k| {
-                let list = Arc::clone(&list);
-                thread::spawn(move || assert!(list.insert(k)))
-            })
-            .collect();
+        let inserters = spawn_inserters(&list, [b"b", b"d"]);
 
         let mut cursor = list.cursor();
         cursor.seek(b"c");
@@ -231,24 +243,13 @@ fn single_writer_and_a_reader() {
 fn key_prefixes_index_built_in_steps_by_two_inserters() {
     inline_skiplist::loom_index_build_step(2);
     loom::model(|| {
-        let options = SkipListOptions::new().with_key_prefixes(true);
-        let list = Arc::new(SkipList::with_options(
-            BytewiseComparator,
-            ConcurrentArena::new(),
-            options,
-        ));
+        let list = prefixed_list();
         // Heights 2, 1 in this thread, 2 in each inserter's: "c", "b" and
         // "d" are on the indexed level.
         for k in [b"c", b"k"] {
             assert!(list.insert(k));
         }
-        let inserters: Vec<_> = [b"b", b"d"]
-            .into_iter()
-            .map(|k| {
-                let list = Arc::clone(&list);
-                thread::spawn(move || assert!(list.insert(k)))
-            })
-            .collect();
+        let inserters = spawn_inserters(&list, [b"b", b"d"]);
 
         // Starts from "d" once the index holds it.
         let mut cursor = list.cursor();
