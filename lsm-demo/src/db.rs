@@ -678,6 +678,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             immutable_memtables: v.imm.len(),
             memtable_bytes: mem_bytes,
             memtable_entries: mem_entries,
+            memtable_pool_bytes: self.shared.block_pool.held_bytes(),
             last_sequence: self.shared.visible(),
             recovery: self.shared.recovery.clone(),
         }

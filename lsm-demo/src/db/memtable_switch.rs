@@ -245,24 +245,23 @@ mod tests {
         let mut o = Options::default();
         o.create_if_missing(true).set_write_buffer_size(512 << 10);
         let db = DB::open(&o, dir.path()).unwrap();
-        let pool = db.shared.block_pool.clone();
         let put_batch = |from: u32| {
             for i in from..from + 2000 {
                 db.put(format!("key-{i:08}"), [b'v'; 100]).unwrap();
             }
         };
         put_batch(0);
-        assert_eq!(pool.held_bytes(), 0, "nothing dropped yet");
+        assert_eq!(db.stats().memtable_pool_bytes, 0, "nothing dropped yet");
         db.flush().unwrap();
-        let held = pool.held_bytes();
+        let held = db.stats().memtable_pool_bytes;
         assert!(held > 0, "the flushed memtable's blocks are pooled");
         put_batch(2000);
+        let left = db.stats().memtable_pool_bytes;
         assert!(
-            pool.held_bytes() < held,
-            "the new memtable took pooled blocks: {} of {held} left",
-            pool.held_bytes()
+            left < held,
+            "the new memtable took pooled blocks: {left} of {held} left"
         );
-        assert!(pool.held_bytes() <= pool.capacity());
+        assert!(left <= db.shared.block_pool.capacity());
         for i in (0..4000).step_by(397) {
             let key = format!("key-{i:08}");
             assert_eq!(

@@ -47,6 +47,10 @@ pub struct DbStats {
     pub memtable_bytes: usize,
     /// Entries of the mutable memtable.
     pub memtable_entries: usize,
+    /// Bytes of arena blocks kept from dropped memtables for the next ones
+    /// (at most the write buffer size; see
+    /// [`Options::set_write_buffer_size`](crate::Options::set_write_buffer_size)).
+    pub memtable_pool_bytes: usize,
     /// The last visible sequence number.
     pub last_sequence: u64,
     /// What recovery found and did when this database was opened.
