@@ -91,7 +91,8 @@ struct InlineBlock(std::cell::UnsafeCell<[MaybeUninit<u8>; INLINE_BLOCK_SIZE]>);
 
 // SAFETY: an `Arena` owns its blocks outright, and its raw pointers only
 // point into them or into its own inline block: nothing is tied to the
-// creating thread. (It is not `Sync`: the bump pointers are `Cell`s.)
+// creating thread (its pool handle is `Send + Sync`, a shared `Mutex`).
+// (It is not `Sync`: the bump pointers are `Cell`s.)
 unsafe impl Send for Arena {}
 
 /// Gives the regular blocks (those `reset` keeps) to the pool, if any; the

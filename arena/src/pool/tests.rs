@@ -6,6 +6,11 @@ use crate::{AllocError, Arena, ArenaOptions, BlockPool, ConcurrentArena, INLINE_
 
 const BLOCK: usize = 4096;
 
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<BlockPool>();
+};
+
 /// Options of arenas with `BLOCK`-byte blocks drawing on `pool`.
 fn pooled(pool: &BlockPool) -> ArenaOptions {
     ArenaOptions::new()
