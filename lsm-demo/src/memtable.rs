@@ -88,11 +88,13 @@ fn memtable_arena(write_buffer_size: usize, pool: Option<&BlockPool>) -> arena::
     options.build_concurrent().unwrap_or_default()
 }
 
-/// The pool a database's memtables share: it keeps the blocks of one write
-/// buffer, so that a memtable fills the pages of one flushed before it
+/// The pool a database's memtables share: it keeps the blocks of one full
+/// memtable, so that a memtable fills the pages of one flushed before it
 /// instead of faulting fresh pages in (each fault also zeroes the page).
+/// A full memtable's arena holds a little more than the write buffer (the
+/// block it was filling, its shards' unused slices): a quarter more.
 pub(crate) fn memtable_block_pool(write_buffer_size: usize) -> BlockPool {
-    BlockPool::new(write_buffer_size)
+    BlockPool::new(write_buffer_size + write_buffer_size / 4)
 }
 
 impl Memtable {

@@ -175,9 +175,9 @@ impl Options {
     }
     /// Bytes of memtable (measured from its arena) before it is frozen and
     /// flushed. At least 64 KiB. Once a flushed memtable is dropped, the
-    /// database keeps its arena's memory, up to this many bytes, for the
-    /// memtables after it (so they write into pages already mapped), and
-    /// releases it on close.
+    /// database keeps its arena's memory, up to a quarter more than this,
+    /// for the memtables after it (so they write into pages already
+    /// mapped), and releases it on close.
     ///
     /// # Examples
     ///

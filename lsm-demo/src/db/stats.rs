@@ -48,7 +48,7 @@ pub struct DbStats {
     /// Entries of the mutable memtable.
     pub memtable_entries: usize,
     /// Bytes of arena blocks kept from dropped memtables for the next ones
-    /// (at most the write buffer size; see
+    /// (at most a quarter more than the write buffer size; see
     /// [`Options::set_write_buffer_size`](crate::Options::set_write_buffer_size)).
     pub memtable_pool_bytes: usize,
     /// The last visible sequence number.
