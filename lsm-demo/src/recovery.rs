@@ -65,6 +65,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use arena::BlockPool;
+
 use crate::env::{FileLock, FileSystem, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename::{
@@ -366,8 +368,9 @@ pub(crate) fn not_a_database(dir: &Path, files: &[String]) -> Error {
     }
 }
 
-/// Opens the live tables, replays the logs, starts a new log and writes the
-/// manifest that retires the replayed ones.
+/// Opens the live tables, replays the logs (into memtables whose arenas
+/// draw on `pool`, and leave their blocks there for the database's), starts
+/// a new log and writes the manifest that retires the replayed ones.
 pub(crate) fn recover(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -375,6 +378,7 @@ pub(crate) fn recover(
     mut manifest: Manifest,
     inventory: &Inventory,
     log: &InfoLog,
+    pool: &BlockPool,
 ) -> Result<Recovered> {
     let mut stats = RecoveryStats::default();
     note_unknown_files(dir, &manifest, inventory, Some(log), &mut stats);
@@ -399,7 +403,7 @@ pub(crate) fn recover(
         .range(manifest.log_number..)
         .copied()
         .collect();
-    let replay = Replay::run(fs, dir, opts, &mut manifest, &logs, log, &mut stats)?;
+    let replay = Replay::run(fs, dir, opts, pool, &mut manifest, &logs, log, &mut stats)?;
     for table in replay.tables {
         manifest.files.push(table.meta.clone());
         levels[0].insert(0, Arc::new(table));

@@ -271,4 +271,31 @@ mod tests {
             );
         }
     }
+
+    /// The memtables that recovery replays the logs into leave their blocks
+    /// to the database's first memtable.
+    #[test]
+    fn recovery_leaves_its_blocks_to_the_first_memtable() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::default();
+        o.create_if_missing(true).set_write_buffer_size(4 << 20);
+        let db = DB::open(&o, dir.path()).unwrap();
+        for i in 0..5000u32 {
+            db.put(format!("key-{i:08}"), [b'v'; 100]).unwrap();
+        }
+        drop(db);
+        let db = DB::open(&o, dir.path()).unwrap();
+        assert!(
+            db.stats().recovery.records_replayed > 0,
+            "the log was replayed"
+        );
+        assert!(
+            db.stats().memtable_pool_bytes > 0,
+            "its memtable's blocks are pooled"
+        );
+        assert_eq!(
+            db.get("key-00004999").unwrap().as_deref(),
+            Some(&[b'v'; 100][..])
+        );
+    }
 }

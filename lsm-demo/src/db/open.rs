@@ -129,10 +129,19 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
                 manifest
             }
         };
-        let recovered = recover(&*fs, &dir, opts, manifest, &inventory, &info_log)
-            .inspect_err(|e| info!(info_log, "open failed: {e}"))?;
-        let next_sequence = recovered.next_sequence;
+        // Recovery's memtables leave their blocks for the first one.
         let block_pool = crate::memtable::memtable_block_pool(opts.write_buffer_size);
+        let recovered = recover(
+            &*fs,
+            &dir,
+            opts,
+            manifest,
+            &inventory,
+            &info_log,
+            &block_pool,
+        )
+        .inspect_err(|e| info!(info_log, "open failed: {e}"))?;
+        let next_sequence = recovered.next_sequence;
         let version = Version {
             mem: Arc::new(Memtable::new_in(
                 opts,

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use arena::BlockPool;
+
 use super::{RecoveryStats, wal_error};
 use crate::batch::{BatchOp, WriteBatch, decode_group, decode_log_trailer};
 use crate::db::SEQUENCER_WINDOW;
@@ -109,6 +111,8 @@ pub(super) struct Replay<'a> {
     dir: &'a Path,
     opts: &'a Options,
     log: &'a InfoLog,
+    /// Where the memtables' arenas take their blocks from and leave them.
+    pool: &'a BlockPool,
     /// The memtable being replayed into.
     mem: Memtable,
     /// The last sequence replayed.
@@ -124,10 +128,15 @@ pub(super) struct Replay<'a> {
 }
 
 impl<'a> Replay<'a> {
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the replay's context and its outputs, each used once"
+    )]
     pub(super) fn run(
         fs: &'a dyn FileSystem,
         dir: &'a Path,
         opts: &'a Options,
+        pool: &'a BlockPool,
         manifest: &mut Manifest,
         logs: &[u64],
         log: &'a InfoLog,
@@ -139,7 +148,8 @@ impl<'a> Replay<'a> {
             dir,
             opts,
             log,
-            mem: Memtable::new(opts, 0),
+            pool,
+            mem: Memtable::new_in(opts, 0, Some(pool)),
             last_sequence: None,
             tables: Vec::new(),
             next_sequence: manifest.last_sequence + 1,
@@ -405,7 +415,7 @@ impl<'a> Replay<'a> {
             );
             self.tables.push(table);
         }
-        self.mem = Memtable::new(opts, 0);
+        self.mem = Memtable::new_in(opts, 0, Some(self.pool));
         Ok(())
     }
 }
