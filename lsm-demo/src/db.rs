@@ -60,7 +60,7 @@ use parking_lot::{Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use crate::batch::WriteBatch;
-use crate::env::{FileLock, FileSystem, SharedMappedFile};
+use crate::env::{FileLock, FileSystem, SharedFile};
 use crate::error::{Error, Result};
 use crate::info_log::InfoLog;
 use crate::manifest::{Manifest, write_manifest};
@@ -142,7 +142,7 @@ pub struct Shared {
     /// The current log's shared half (`LogFile::shared`) when writers copy
     /// their own records into it, else null: only replaced while `seq` is
     /// closed (see `direct_log`).
-    direct_log: AtomicPtr<SharedMappedFile>,
+    direct_log: AtomicPtr<SharedFile>,
     /// The mutable memtable: points into the `Arc` of `State::version.mem`,
     /// and is only replaced while `seq` is closed.
     current_mem: AtomicPtr<Memtable>,

@@ -50,22 +50,22 @@ use std::path::Path;
 use std::sync::Arc;
 
 mod fault;
-#[cfg(target_os = "linux")]
-mod mapped;
 mod posix;
-pub use fault::{FaultInjectionFs, FaultOp, InjectedFault};
 #[cfg(target_os = "linux")]
-pub use mapped::SharedMappedFile;
+mod shared_file;
+pub use fault::{FaultInjectionFs, FaultOp, InjectedFault};
 pub use posix::PosixFs;
+#[cfg(target_os = "linux")]
+pub use shared_file::SharedFile;
 
 /// Off Linux no file is shared between writers (see the Linux docs of this
 /// type): it has no values, and [`WritableFile::shared_writes`] is `None`.
 #[cfg(not(target_os = "linux"))]
 #[derive(Debug)]
-pub enum SharedMappedFile {}
+pub enum SharedFile {}
 
 #[cfg(not(target_os = "linux"))]
-impl SharedMappedFile {
+impl SharedFile {
     /// Never runs: the type has no values.
     ///
     /// # Safety
@@ -203,8 +203,9 @@ pub trait WritableFile: Send + fmt::Debug {
 
     /// The file's half that many threads write at once, each at offsets
     /// it reserved, if it has one: a file made by
-    /// [`FileSystem::create_mapped`] on a file system that maps files. While
-    /// anyone writes through it, this handle must neither append nor sync.
+    /// [`FileSystem::create_mapped`] or [`FileSystem::create_positional`]
+    /// on a file system that supports them. While anyone writes through
+    /// it, this handle must neither append nor sync.
     ///
     /// # Examples
     ///
@@ -215,7 +216,7 @@ pub trait WritableFile: Send + fmt::Debug {
     /// let log = fs.create_mapped(Path::new("log")).unwrap();
     /// assert!(log.shared_writes().is_none()); // written only through the handle
     /// ```
-    fn shared_writes(&self) -> Option<Arc<SharedMappedFile>> {
+    fn shared_writes(&self) -> Option<Arc<SharedFile>> {
         None
     }
 }
@@ -462,6 +463,38 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     /// assert_eq!(PosixFs.read_file(&path).unwrap(), b"record");
     /// ```
     fn create_mapped(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.create(path)
+    }
+    /// Creates (or truncates) a file as [`create`](Self::create) does, for
+    /// writes that many threads make at once, each with a positioned
+    /// `write` at offsets it reserved (see
+    /// [`WritableFile::shared_writes`]): the log's, under
+    /// [`Options::set_allow_concurrent_log_write`](crate::Options::set_allow_concurrent_log_write).
+    /// The [durability contract](self#durability-contract) is the same;
+    /// the file may hold zeros past its written bytes until it is dropped
+    /// (and after a crash). By default, the file of `create`, which has no
+    /// shared half: its appends then come from one thread at a time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let path = dir.path().join("000007.log");
+    /// let log = PosixFs.create_positional(&path).unwrap();
+    /// # #[cfg(target_os = "linux")] {
+    /// let shared = log.shared_writes().expect("positioned writes on Linux");
+    /// std::thread::scope(|s| {
+    ///     // SAFETY: the two ranges do not overlap.
+    ///     s.spawn(|| unsafe { shared.write_at(6, b"-two") }.unwrap());
+    ///     unsafe { shared.write_at(0, b"record") }.unwrap();
+    /// });
+    /// shared.set_size(10); // the writers are done: their writes end at 10
+    /// drop((shared, log)); // the last handle cuts the file to what was written
+    /// assert_eq!(PosixFs.read_file(&path).unwrap(), b"record-two");
+    /// # }
+    /// ```
+    fn create_positional(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         self.create(path)
     }
     /// Opens a file for appending, creating it if it does not exist.

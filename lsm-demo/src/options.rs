@@ -90,6 +90,7 @@ pub struct Options {
     pub(crate) target_file_size: Option<u64>,
     pub(crate) wal_recovery_mode: DBRecoveryMode,
     pub(crate) allow_mmap_writes: bool,
+    pub(crate) allow_concurrent_log_write: bool,
     pub(crate) write_group: write_group::Options,
     pub(crate) max_bgerror_resume_count: u32,
     pub(crate) bgerror_resume_retry_interval: std::time::Duration,
@@ -126,6 +127,7 @@ impl Default for Options {
             target_file_size: None,
             wal_recovery_mode: DBRecoveryMode::PointInTime,
             allow_mmap_writes: false,
+            allow_concurrent_log_write: true,
             write_group: write_group::Options::default(),
             max_bgerror_resume_count: i32::MAX as u32,
             bgerror_resume_retry_interval: std::time::Duration::from_secs(1),
@@ -518,10 +520,10 @@ impl Options {
     }
     /// RocksDB's `allow_mmap_writes`, for the log: each writer copies its
     /// record into a shared memory map of the log file, at bytes it
-    /// reserves together with its sequence numbers, instead of records being
-    /// written with a `pwrite` per drain pass (see
+    /// reserves together with its sequence numbers, instead of writing it
+    /// with a `pwrite` (see [`Options::set_allow_concurrent_log_write`] and
     /// [`FileSystem::create_mapped`]; on a file system that cannot map, or
-    /// off Linux, the log is written as before). The guarantees stay: a
+    /// off Linux, the log is written as without it). The guarantees stay: a
     /// record is in the operating system before its write returns (it
     /// survives a crash of the process), log order is sequence order, and a
     /// `sync` write returns once `fdatasync` made it durable. Tables are
@@ -578,6 +580,61 @@ impl Options {
     pub fn set_allow_mmap_writes(&mut self, v: bool) -> &mut Self {
         self.allow_mmap_writes = v;
         self
+    }
+    /// Whether logged writers write their own records into the log, each
+    /// with a `pwrite` at bytes it reserves together with its sequence
+    /// numbers, beside the others (see [`FileSystem::create_positional`]),
+    /// rather than hand them to one thread at a time, which appends every
+    /// record handed to it so far with one `write` while the others wait.
+    /// Default: on. It applies where the file system supports it (Linux,
+    /// with `fallocate`), without [`Options::set_allow_mmap_writes`] (which
+    /// copies through a map instead), and unless the recovery mode is
+    /// [`DBRecoveryMode::AbsoluteConsistency`], which refuses the end such
+    /// a log can have after a crash.
+    ///
+    /// The guarantees are those of the other logs: a record is in the
+    /// operating system before its write returns, log order is sequence
+    /// order, and a `sync` write returns once `fdatasync` made it durable.
+    /// A crash leaves such a log as it leaves a mapped one (see
+    /// [`Options::set_allow_mmap_writes`], from which recovery treats them
+    /// alike): it can end in zeros, or with a record torn by a write in
+    /// flight and later writers' whole records after it, none of them
+    /// acknowledged. A failed `pwrite` fails the log from its record on:
+    /// that write, and every later one that has not returned, fails.
+    ///
+    /// With it off, the log takes one `write` per batch of records, and
+    /// the writers queue for it: at 2 threads and more they wait for each
+    /// other's system calls, and write slower than with it on.
+    ///
+    /// [`FileSystem::create_positional`]: crate::env::FileSystem::create_positional
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_allow_concurrent_log_write(false);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap(); // appended by a drain pass
+    /// drop(db);
+    /// opts.set_allow_concurrent_log_write(true);
+    /// let db = DB::open(&opts, dir.path()).unwrap(); // replays the log
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
+    pub fn set_allow_concurrent_log_write(&mut self, v: bool) -> &mut Self {
+        self.allow_concurrent_log_write = v;
+        self
+    }
+    /// Whether the logs take writes at reserved offsets from many threads
+    /// at once (mapped, or with a `pwrite` each) where the file system
+    /// allows it: then recovery may find a crash's writes in flight at the
+    /// end of the last log.
+    pub(crate) fn logs_take_shared_writes(&self) -> bool {
+        self.allow_mmap_writes
+            || (self.allow_concurrent_log_write
+                && self.wal_recovery_mode != DBRecoveryMode::AbsoluteConsistency)
     }
     /// The tuning of the write group in which `sync` writers gather: its
     /// leader syncs the log once for all of them.

@@ -290,7 +290,9 @@ pub(crate) fn destroy(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Creates a log file: through a memory map under `allow_mmap_writes`.
+/// Creates a log file: through a memory map under `allow_mmap_writes`,
+/// for positioned writes from many threads under
+/// `allow_concurrent_log_write`, else for appends.
 pub(crate) fn create_log(
     fs: &dyn FileSystem,
     path: &Path,
@@ -298,6 +300,8 @@ pub(crate) fn create_log(
 ) -> Result<Box<dyn WritableFile>> {
     let file = if opts.allow_mmap_writes {
         fs.create_mapped(path)
+    } else if opts.logs_take_shared_writes() {
+        fs.create_positional(path)
     } else {
         fs.create(path)
     };

@@ -207,7 +207,7 @@ pub fn verify_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
             continue; // never written to: recovery retires it
         }
         let last = Some(i) == last_written;
-        let mapped = last && opts.allow_mmap_writes;
+        let mapped = last && opts.logs_take_shared_writes();
         let mode = if mapped {
             // Stops at the damage, which may be copies in flight.
             DBRecoveryMode::PointInTime
@@ -217,7 +217,7 @@ pub fn verify_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
             DBRecoveryMode::AbsoluteConsistency
         };
         let dropped = read_log(fs, &path, mode, |record| {
-            if opts.allow_mmap_writes
+            if opts.logs_take_shared_writes()
                 && let Ok((first, ops)) = crate::batch::decode_group(record)
                 && !ops.is_empty()
             {
@@ -584,7 +584,7 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
             fs,
             &path,
             Some(i) == last_written,
-            opts.allow_mmap_writes,
+            opts.logs_take_shared_writes(),
             &mut last_replayed,
             &log,
             |first, batch| {

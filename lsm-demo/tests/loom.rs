@@ -1,4 +1,4 @@
-//! Loom models of `SharedMappedFile`, the file that many threads copy into
+//! Loom models of `SharedFile`, the file that many threads copy into
 //! through a shared memory map, run on the shipped code (its atomics and
 //! its grow lock are loom's under `--cfg loom`; the file, its mappings and
 //! the system calls are real, one fresh file per iteration):
@@ -23,7 +23,7 @@
 //!   and syncs through the handle go on from the size set, growing again
 //!   after the sync's cut.
 //!
-//! The models assume `mapped.rs`'s sizes under loom: `GROW` 64 KiB (checked
+//! The models assume `shared_file.rs`'s sizes under loom: `GROW` 64 KiB (checked
 //! here through `grown` after the first growth), `CHUNK` 128 KiB.
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release -p lsm-demo --test loom`
@@ -34,18 +34,18 @@ use std::sync::Arc;
 
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
-use lsm_demo::env::{FileSystem, PosixFs, SharedMappedFile, WritableFile};
+use lsm_demo::env::{FileSystem, PosixFs, SharedFile, WritableFile};
 
-/// `mapped.rs`'s `GROW` under loom.
+/// `shared_file.rs`'s `GROW` under loom.
 const GROW: u64 = 64 << 10;
-/// `mapped.rs`'s `CHUNK` under loom.
+/// `shared_file.rs`'s `CHUNK` under loom.
 const CHUNK: u64 = 128 << 10;
 
 /// A fresh mapped file and its shared handle.
 struct Log {
     path: PathBuf,
     file: Box<dyn WritableFile>,
-    shared: Arc<SharedMappedFile>,
+    shared: Arc<SharedFile>,
     // Dropped last (fields drop in order): the file lives in it.
     _dir: tempfile::TempDir,
 }
@@ -64,7 +64,11 @@ impl Log {
         let path = dir.path().join("log");
         let file = PosixFs.create_mapped(&path).unwrap();
         let shared = file.shared_writes().expect("a mapped file on Linux");
-        assert_eq!(shared.grown(), GROW, "mapped.rs's GROW under loom changed");
+        assert_eq!(
+            shared.grown(),
+            GROW,
+            "shared_file.rs's GROW under loom changed"
+        );
         Log {
             path,
             file,
@@ -88,7 +92,7 @@ impl Log {
 }
 
 /// Copies `data` at `at` from a writer thread.
-fn write(shared: &SharedMappedFile, at: u64, data: &[u8]) {
+fn write(shared: &SharedFile, at: u64, data: &[u8]) {
     // SAFETY: the models give each writer ranges of its own, and nobody
     // appends or syncs through the handle until the writers are done.
     unsafe { shared.write_at(at, data) }.unwrap();

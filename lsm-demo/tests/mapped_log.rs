@@ -298,8 +298,9 @@ fn verify_reports_a_crash_s_zeros_as_a_torn_tail() {
 }
 
 /// `verify` told the log was mapped takes writes in flight (a torn record,
-/// a whole one after it, zeros) for a torn tail, as recovery does; not
-/// told, for damage.
+/// a whole one after it, zeros) for a torn tail, as recovery does, and so
+/// does it by default (each writer writes its own record); told the log
+/// was written one pass at a time, for damage.
 #[test]
 fn verify_told_the_log_is_mapped_reports_writes_in_flight_as_a_torn_tail() {
     use lsm_demo::env::PosixFs;
@@ -313,15 +314,21 @@ fn verify_told_the_log_is_mapped_reports_writes_in_flight_as_a_torn_tail() {
     assert_eq!(report.torn_tails.len(), 1, "{report}");
     assert!(report.torn_tails[0].1 > from_value as u64, "{report}");
     let report = verify_with_fs(&Options::default(), dir.path(), &PosixFs).unwrap();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.torn_tails.len(), 1, "{report}");
+    let mut one_pass_at_a_time = Options::default();
+    one_pass_at_a_time.set_allow_concurrent_log_write(false);
+    let report = verify_with_fs(&one_pass_at_a_time, dir.path(), &PosixFs).unwrap();
     assert!(!report.is_clean(), "{report}");
     assert_eq!(report.damaged[0].0, log);
 }
 
-/// Repairs `dir` with or without `allow_mmap_writes`: the report, and the
-/// logs it set aside.
+/// Repairs `dir` told the logs took writes side by side (mapped) or not
+/// (one pass at a time): the report, and the logs it set aside.
 fn repair(dir: &Path, mapped: bool) -> (lsm_demo::repair::RepairReport, Vec<PathBuf>) {
     let mut opts = Options::default();
-    opts.set_allow_mmap_writes(mapped);
+    opts.set_allow_mmap_writes(mapped)
+        .set_allow_concurrent_log_write(false);
     let report = lsm_demo::repair::repair_with_fs(&opts, dir, &lsm_demo::env::PosixFs).unwrap();
     let logs = report
         .files_set_aside
@@ -378,18 +385,26 @@ fn repair_drops_a_crash_s_torn_tail_and_writes_in_flight() {
     assert_eq!(kept, expected);
 }
 
-/// `lsm-demo repair --mmap_write` drops writes in flight as a torn tail;
-/// without the flag it salvages the record after the torn one.
+/// `lsm-demo repair --mmap_write`, and `repair` by default, drop writes
+/// in flight as a torn tail; told the log was written one pass at a time,
+/// it salvages the record after the torn one.
 #[test]
 fn the_repair_command_takes_the_log_kind() {
     let (dir, _, _, _) = writes_in_flight(10, 4096);
+    let by_default = copy_of(dir.path());
     let salvage = copy_of(dir.path());
-    for (dir, flag, kept) in [
-        (dir.path(), "--mmap_write", 8),
-        (salvage.path(), "--mmap_write=0", 9),
+    for (dir, flags, kept) in [
+        (dir.path(), &["--mmap_write"][..], 8),
+        (by_default.path(), &[], 8),
+        (
+            salvage.path(),
+            &["--mmap_write=0", "--allow_concurrent_log_write=0"],
+            9,
+        ),
     ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_lsm-demo"))
-            .args(["repair", &format!("--db={}", dir.display()), flag])
+            .args(["repair", &format!("--db={}", dir.display())])
+            .args(flags)
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);

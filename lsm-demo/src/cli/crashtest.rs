@@ -51,6 +51,10 @@ pub struct CrashArgs {
     /// Copy log records into a memory map of the log (db_bench's name).
     #[arg(long, default_value = "0", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub mmap_write: bool,
+    /// Ours: each writer writes its own log record with a pwrite (0: one
+    /// thread at a time appends the records handed to it).
+    #[arg(long, default_value = "1", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub allow_concurrent_log_write: bool,
     /// Random seed (0: from the clock).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -78,7 +82,12 @@ pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
             a.max_run_ms
         )));
     }
-    let opts = options(a.memtablerep, 256 << 10, a.mmap_write);
+    let opts = options(
+        a.memtablerep,
+        256 << 10,
+        a.mmap_write,
+        a.allow_concurrent_log_write,
+    );
     if a.power_loss {
         return super::power_loss::run(&a, &opts);
     }
@@ -90,7 +99,13 @@ pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
         a.threads,
         a.keys,
         a.memtablerep,
-        if a.mmap_write { ", mmap writes" } else { "" }
+        if a.mmap_write {
+            ", mmap writes"
+        } else if a.allow_concurrent_log_write {
+            ""
+        } else {
+            ", one log writer at a time"
+        }
     );
     let tmp;
     let dir = match &a.db {
@@ -132,6 +147,10 @@ pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
             .arg(format!("--sync={}", a.sync as u8))
             .arg(format!("--memtablerep={}", a.memtablerep))
             .arg(format!("--mmap_write={}", a.mmap_write as u8))
+            .arg(format!(
+                "--allow_concurrent_log_write={}",
+                a.allow_concurrent_log_write as u8
+            ))
             .arg("--report_every_ms=20")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())

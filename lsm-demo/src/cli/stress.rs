@@ -51,6 +51,10 @@ pub struct StressArgs {
     /// Copy log records into a memory map of the log (db_bench's name).
     #[arg(long, default_value = "0", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub mmap_write: bool,
+    /// Ours: each writer writes its own log record with a pwrite (0: one
+    /// thread at a time appends the records handed to it).
+    #[arg(long, default_value = "1", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub allow_concurrent_log_write: bool,
     /// Print a `progress:` line (acknowledged writes, operations) every
     /// this many milliseconds (0: never). `crashtest` reads it.
     #[arg(long, default_value_t = 0)]
@@ -88,9 +92,12 @@ pub(crate) fn options(
     memtablerep: MemtableRep,
     write_buffer_size: usize,
     mmap_write: bool,
+    concurrent_log_write: bool,
 ) -> Options {
     let mut o = Options::default();
-    o.create_if_missing(true).set_allow_mmap_writes(mmap_write);
+    o.create_if_missing(true)
+        .set_allow_mmap_writes(mmap_write)
+        .set_allow_concurrent_log_write(concurrent_log_write);
     o.set_write_buffer_size(write_buffer_size);
     // Up to three frozen memtables: flushes can fall behind, so recovery
     // meets several logs that are still needed.
@@ -118,7 +125,12 @@ pub(crate) fn expected_path(db: &Path, explicit: &Option<PathBuf>) -> PathBuf {
 /// `lsm-demo stress`: verifies what the last run left, then runs the workload.
 pub fn stress(a: StressArgs) -> Result<(), Error> {
     check_workload(a.threads, a.keys)?;
-    let opts = options(a.memtablerep, a.write_buffer_size, a.mmap_write);
+    let opts = options(
+        a.memtablerep,
+        a.write_buffer_size,
+        a.mmap_write,
+        a.allow_concurrent_log_write,
+    );
     opts.validate().map_err(|e| Error::usage(e.to_string()))?;
     let expected = expected_path(&a.db, &a.expected);
     if !a.db.exists() && expected.exists() {

@@ -1,24 +1,28 @@
-//! Logged writes that copy their own records into a mapped log
-//! (`allow_mmap_writes` where the file system maps the log): no drain pass,
-//! no queue slot, no lock per write.
+//! Logged writes that write their own records into the log, beside each
+//! other: with a `pwrite` each (`allow_concurrent_log_write`, the default)
+//! or a copy into a map of the log (`allow_mmap_writes`), where the file
+//! system allows it. No drain pass, no queue slot, no lock per write.
 //!
 //! ```text
 //! write ─► reserve the batch's sequence numbers and its record's bytes
 //!          in the log (one compare-and-swap: the bytes follow sequence
 //!          order, so log order is sequence order, as recovery needs)
-//!       ─► frame the record and copy it at its bytes
+//!       ─► frame the record and write it at its bytes
 //!       ─► insert, finish the range, wait until it is published
+//!       ─► check that no earlier record failed (then ours follows a gap)
 //! ```
 //!
-//! A record is in the page cache once its copy ends, so every record below
+//! A record is in the page cache once its write ends, so every record below
 //! the published position is in the log: a sync group's leader waits for
 //! the ranges before its own to be published, then syncs. The log grows
-//! (blocks reserved with `fallocate`, pages faulted in) ahead of the
-//! reservations, by writers that hold no range: a reservation never runs
-//! past the grown end (the sequencer's byte limit), so a copy never waits
-//! for a growth nor fails, and no record is ever missing below one that
-//! was copied. Growing takes the log mutex, which also orders it with the
-//! switch to a new log.
+//! (blocks reserved with `fallocate`; mapped, pages faulted in) ahead of
+//! the reservations, by writers that hold no range: a reservation never
+//! runs past the grown end (the sequencer's byte limit), so a write never
+//! waits for a growth, and a copy into the map never fails. A `pwrite` can
+//! still fail (an I/O error): its writer fails the log from its record on,
+//! and every writer after it, already written or not, fails too, since
+//! recovery stops at the gap. Growing takes the log mutex, which also
+//! orders it with the switch to a new log.
 
 use std::ops::Range;
 use std::sync::atomic::Ordering;
@@ -26,7 +30,7 @@ use std::sync::atomic::Ordering;
 use super::Shared;
 use super::write::{LogFile, frame_group};
 use crate::batch::GROUP_HEADER_LEN;
-use crate::env::SharedMappedFile;
+use crate::env::SharedFile;
 use crate::error::{Error, Result};
 use crate::filename::log_path;
 use crate::wal::{LogWriter, RECORD_HEADER_LEN};
@@ -36,12 +40,12 @@ use crate::wal::{LogWriter, RECORD_HEADER_LEN};
 const GROW_AHEAD: u64 = 1 << 20;
 
 impl Shared {
-    /// The mapped log that writers copy their records into, or `None` while
-    /// the current log is written by drain passes (without
-    /// `allow_mmap_writes`, or on a file system that cannot map it). Load it
+    /// The log that writers write their records into, or `None` while
+    /// the current log is written by drain passes (with neither option, or
+    /// on a file system that supports neither way). Load it
     /// after reserving: the log is only replaced while the sequencer is
     /// closed, and the bytes of a reservation are that log's.
-    pub(super) fn direct_log(&self) -> Option<&SharedMappedFile> {
+    pub(super) fn direct_log(&self) -> Option<&SharedFile> {
         // Acquire: pairs with the Release store in `install_direct_log`.
         let log = self.direct_log.load(Ordering::Acquire);
         // SAFETY: a non-null pointer points into the `Arc` held by the
@@ -52,7 +56,7 @@ impl Shared {
         unsafe { log.as_ref() }
     }
 
-    /// Whether writers copy their own records into the current log (see
+    /// Whether writers write their own records into the current log (see
     /// `direct_log`); a snapshot for a caller holding no range.
     pub(super) fn copies_directly(&self) -> bool {
         // Relaxed: only the pointer's nullness is read, nothing behind it.
@@ -89,7 +93,7 @@ impl Shared {
         count: u64,
         records_len: usize,
     ) -> Result<(Range<u64>, Range<u64>)> {
-        if !self.opts.allow_mmap_writes {
+        if !self.opts.logs_take_shared_writes() {
             return Ok((self.reserve(count)?, 0..0));
         }
         let bytes = (RECORD_HEADER_LEN + GROUP_HEADER_LEN + records_len) as u64;
@@ -145,13 +149,13 @@ impl Shared {
     }
 
     /// Frames the record of `count` entries numbered from `first` (the
-    /// records of `batches`) and copies it into `log` at `at`, where its
-    /// writer reserved its bytes.
-    /// Fails only if the copy had to grow the file and could not, which the
-    /// byte limit rules out.
+    /// records of `batches`) and writes it into `log` at `at`, where its
+    /// writer reserved its bytes. Fails where a `pwrite` fails; a copy into
+    /// a map fails only if it had to grow the file and could not, which
+    /// the byte limit rules out.
     pub(super) fn copy_record(
         &self,
-        log: &SharedMappedFile,
+        log: &SharedFile,
         at: Range<u64>,
         first: u64,
         count: u64,
@@ -171,9 +175,8 @@ impl Shared {
             // while the sequencer is open (only a switch, with it closed,
             // and the close do). The reservation ends below the byte limit,
             // which growing raises only once the log is grown past it, so
-            // the copy neither grows the file nor fails.
+            // the write does not grow the file.
             let copied = unsafe { log.write_at(at.start, record) };
-            debug_assert!(copied.is_ok(), "a copy below the grown end: {copied:?}");
             if record.capacity() > 1 << 20 {
                 *record = Vec::new();
             }

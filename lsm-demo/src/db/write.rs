@@ -35,7 +35,7 @@ use parking_lot::MutexGuard;
 
 use super::Shared;
 use crate::batch::{GROUP_HEADER_LEN, WriteBatch, group_header};
-use crate::env::{FileSync, SharedMappedFile};
+use crate::env::{FileSync, SharedFile};
 use crate::error::{Error, Result};
 use crate::filename::log_path;
 use crate::key::MAX_SEQUENCE;
@@ -55,7 +55,7 @@ pub(crate) struct LogFile {
     /// The file's half that writers copy their records into, when it has
     /// one (see `direct_log`): kept here, not only in the writer, so that it
     /// outlives a writer dropped after a failure while writers still copy.
-    pub(crate) shared: Option<Arc<SharedMappedFile>>,
+    pub(crate) shared: Option<Arc<SharedFile>>,
     /// The bytes of one drain pass, kept between passes.
     buffer: Vec<u8>,
     /// Bytes appended to the logs since the database was opened, but for
@@ -232,14 +232,28 @@ impl Shared {
             self.insert(mem, range.start, batch, wo);
             // Release: pairs with the waiter's Acquire load.
             mem.pending_inserts.fetch_sub(1, Ordering::Release);
-            return Ok(());
+            if wo.disable_wal || !self.opts.logs_take_shared_writes() {
+                return Ok(());
+            }
+            // Earlier writers may still be writing their records, and
+            // recovery keeps ours only once theirs are in: wait for them
+            // (each finishes its range once its record is written, before
+            // its insert).
+            self.seq.wait_published(range.end);
+            return self.check_logged(range.start);
         }
         self.insert(mem, range.start, batch, wo);
         self.seq.finish(range.clone());
         // An earlier write may still be inserting: visible means everything
         // up to ours is.
         self.seq.wait_published(range.end);
-        Ok(())
+        if wo.disable_wal {
+            return Ok(());
+        }
+        // Writing its own record beside ours, an earlier writer may have
+        // failed the log since ours was checked: our record then follows
+        // a gap that recovery stops at, and the write fails.
+        self.check_logged(range.start)
     }
 
     /// Reserves `count` sequence numbers for the records of `batches` and
@@ -524,170 +538,4 @@ pub(super) fn sync_on_close(log: &mut LogFile, reserved: u64) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::batch::{decode_group, decode_log_trailer};
-    use crate::env::PosixFs;
-    use crate::filename::{FileKind, parse_file_name};
-    use crate::wal::{DBRecoveryMode, LogReader};
-    use crate::{DB, Options};
-
-    /// The sequence ranges of the records in the directory's logs, log by
-    /// log in file-number order (trailers left out).
-    fn logged_ranges(dir: &std::path::Path) -> Vec<Vec<(u64, u64)>> {
-        let mut logs: Vec<u64> = std::fs::read_dir(dir)
-            .unwrap()
-            .filter_map(
-                |e| match parse_file_name(e.unwrap().file_name().to_str()?) {
-                    Some(FileKind::Log(n)) => Some(n),
-                    _ => None,
-                },
-            )
-            .collect();
-        logs.sort_unstable();
-        logs.iter()
-            .map(|&n| {
-                let path = log_path(dir, n);
-                let mut reader =
-                    LogReader::open(&PosixFs, &path, DBRecoveryMode::AbsoluteConsistency).unwrap();
-                let mut ranges = Vec::new();
-                while let Some(record) = reader.next_record().unwrap() {
-                    if decode_log_trailer(record).is_some() {
-                        continue;
-                    }
-                    let (first, ops) = decode_group(record).unwrap();
-                    ranges.push((first, first + ops.len() as u64));
-                }
-                ranges
-            })
-            .collect()
-    }
-
-    /// Many writers, some synced (in groups), some unlogged, across
-    /// memtable switches: every log holds its records in sequence order,
-    /// and the logs follow each other in it (replay refuses anything else),
-    /// whether drain passes write the records or, with `allow_mmap_writes`,
-    /// their writers copy them.
-    #[test]
-    fn concurrent_writers_fill_the_logs_in_sequence_order() {
-        for (buffer, mapped) in [
-            (64 << 10, false),
-            (64 << 20, false),
-            (64 << 10, true),
-            (64 << 20, true),
-        ] {
-            let dir = tempfile::tempdir().unwrap();
-            let mut o = Options::default();
-            o.create_if_missing(true);
-            o.set_write_buffer_size(buffer);
-            o.set_max_write_buffer_number(64); // keep the logs of frozen memtables a while
-            o.set_allow_mmap_writes(mapped);
-            let db = DB::open(&o, dir.path()).unwrap();
-            assert_eq!(db.shared.copies_directly(), mapped);
-            let (threads, per_thread) = (4u64, 1500u64);
-            let logged = std::sync::atomic::AtomicU64::new(0);
-            std::thread::scope(|s| {
-                for t in 0..threads {
-                    let (db, logged) = (&db, &logged);
-                    s.spawn(move || {
-                        for i in 0..per_thread {
-                            let mut wo = WriteOptions::default();
-                            wo.set_sync(i % 50 == 0);
-                            // Unlogged writes get the memtable flushed on
-                            // close; with one memtable, keep its log.
-                            wo.disable_wal(t == 3 && i % 2 == 1 && buffer < 1 << 20);
-                            let mut batch = WriteBatch::new();
-                            for k in 0..=(i % 3) {
-                                batch.put(format!("{t}-{i}-{k}"), [b'v'; 40]);
-                            }
-                            let entries = batch.len() as u64;
-                            db.write_opt(batch, &wo).unwrap();
-                            if !wo.disable_wal {
-                                logged.fetch_add(entries, Ordering::Relaxed);
-                            }
-                        }
-                    });
-                }
-            });
-            let switched =
-                db.stats().level_files.iter().sum::<usize>() + db.stats().immutable_memtables > 0;
-            drop(db);
-            let logs = logged_ranges(dir.path());
-            let all: Vec<(u64, u64)> = logs.iter().flatten().copied().collect();
-            assert!(
-                all.windows(2).all(|w| w[0].1 <= w[1].0),
-                "out of order: {logs:?}"
-            );
-            assert!(all.iter().all(|(a, b)| a < b));
-            if buffer > 1 << 20 {
-                // One memtable, one log, every logged entry in it (sync
-                // writes share their group's record).
-                assert!(!switched);
-                assert_eq!(logs.len(), 1);
-                let entries: u64 = all.iter().map(|(a, b)| b - a).sum();
-                assert_eq!(entries, logged.into_inner());
-            } else {
-                assert!(switched, "no memtable switch");
-            }
-        }
-    }
-
-    /// Unlogged writes never touch the log queue: a logged write after
-    /// more unlogged sequence numbers than the queue has slots (its post
-    /// counts them skipped first), and logged writers beside unlogged ones,
-    /// are logged in order, and only they are.
-    #[test]
-    fn logged_writes_after_many_unlogged_numbers_are_logged_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut o = Options::default();
-        o.create_if_missing(true);
-        let db = DB::open(&o, dir.path()).unwrap();
-        let mut unlogged = WriteOptions::default();
-        unlogged.disable_wal(true);
-        let window = db.shared.log_queue.capacity() as u64;
-        let mut batch = WriteBatch::new();
-        for i in 0..1000 {
-            batch.put(format!("u{i}"), b"v");
-        }
-        for _ in 0..window / 1000 + 2 {
-            db.write_opt(batch.clone(), &unlogged).unwrap();
-        }
-        db.put(b"logged-1", b"v").unwrap();
-        let first_logged = db.shared.seq.published() - 1;
-        assert!(first_logged > window);
-        std::thread::scope(|s| {
-            for t in 0..2 {
-                let (db, unlogged) = (&db, &unlogged);
-                s.spawn(move || {
-                    for i in 0..300 {
-                        let wo = if (i + t) % 3 == 0 {
-                            unlogged.clone()
-                        } else {
-                            WriteOptions::default()
-                        };
-                        db.put_opt(format!("{t}-{i}"), b"v", &wo).unwrap();
-                    }
-                });
-            }
-        });
-        // Read while open: closing flushes unlogged writes, retiring the log.
-        let ranges: Vec<(u64, u64)> = logged_ranges(dir.path()).concat();
-        drop(db);
-        assert_eq!(ranges[0], (first_logged, first_logged + 1));
-        assert!(ranges.windows(2).all(|w| w[0].1 <= w[1].0), "out of order");
-        assert_eq!(
-            ranges.len(),
-            1 + 2 * 200,
-            "a logged write missing, or an unlogged one logged"
-        );
-    }
-
-    #[test]
-    fn a_batch_larger_than_a_log_record_is_refused_before_it_is_written() {
-        let limit = crate::wal::MAX_RECORD_LEN - GROUP_HEADER_LEN;
-        assert!(check_batch_size(limit).is_ok());
-        let err = check_batch_size(limit + 1).unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
-        assert!(err.to_string().contains("one log record holds"), "{err}");
-    }
-}
+mod tests;

@@ -7,6 +7,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+#[cfg(target_os = "linux")]
+use super::shared_file::{Backing, SharedWritableFile};
 use super::{FileLock, FileSync, FileSystem, RandomAccessFile, WritableFile, annotate};
 
 /// The real file system, through `std::fs`.
@@ -180,12 +182,36 @@ impl FileSystem for PosixFs {
                 .truncate(true)
                 .open(path)
                 .map_err(|e| annotate(e, "create", path))?;
-            match super::mapped::MappedWritableFile::new(file, path.to_path_buf()) {
+            match SharedWritableFile::new(file, path.to_path_buf(), Backing::Mapped) {
                 Ok(mapped) => return Ok(Box::new(mapped)),
                 // No `fallocate` (EOPNOTSUPP), or no shared mappings of
                 // its files (ENODEV): this file system writes.
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::ENODEV)) => {}
                 Err(e) => return Err(annotate(e, "map", path)),
+            }
+        }
+        self.create(path)
+    }
+
+    /// On Linux, a file that writers write at once with `pwrite`, at
+    /// offsets they reserved (see [`FileSystem::create_positional`]),
+    /// grown ahead of them with `fallocate`; on a file system without
+    /// `fallocate`, or off Linux, the file is written as by
+    /// [`create`](FileSystem::create).
+    fn create_positional(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        #[cfg(target_os = "linux")]
+        {
+            let file = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(path)
+                .map_err(|e| annotate(e, "create", path))?;
+            match SharedWritableFile::new(file, path.to_path_buf(), Backing::Positional) {
+                Ok(shared) => return Ok(Box::new(shared)),
+                // No `fallocate` (EOPNOTSUPP): this file system appends.
+                Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {}
+                Err(e) => return Err(annotate(e, "allocate", path)),
             }
         }
         self.create(path)

@@ -162,7 +162,7 @@ impl<'a> Replay<'a> {
         // were copying when the process died (see `copies_in_flight`), in
         // the modes that stop at its damage (salvage reads on).
         let in_flight_at_end = |i: usize| {
-            opts.allow_mmap_writes
+            opts.logs_take_shared_writes()
                 && i == last_written
                 && matches!(
                     mode,

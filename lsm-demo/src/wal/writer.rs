@@ -257,7 +257,7 @@ impl LogWriter {
     /// let log = LogWriter::new(fs.create(Path::new("l")).unwrap()).unwrap();
     /// assert!(log.shared_writes().is_none()); // not a mapped file
     /// ```
-    pub fn shared_writes(&self) -> Option<std::sync::Arc<crate::env::SharedMappedFile>> {
+    pub fn shared_writes(&self) -> Option<std::sync::Arc<crate::env::SharedFile>> {
         self.file.shared_writes()
     }
 

@@ -76,6 +76,11 @@ pub struct BenchArgs {
     /// allow_mmap_writes) instead of writing each.
     #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub mmap_write: bool,
+    /// Ours, not db_bench's: each writer writes its own log record with a
+    /// pwrite, beside the others, rather than one thread at a time
+    /// appending every record handed to it.
+    #[arg(long, default_value = "true", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub allow_concurrent_log_write: bool,
     /// fdatasync the log on every write.
     #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub sync: bool,
@@ -256,6 +261,7 @@ pub(super) fn db_options(args: &BenchArgs, rep: MemtableRep) -> Options {
     o.set_allow_concurrent_memtable_write(args.allow_concurrent_memtable_write);
     o.set_unordered_write(args.unordered_write);
     o.set_allow_mmap_writes(args.mmap_write);
+    o.set_allow_concurrent_log_write(args.allow_concurrent_log_write);
     o.set_group_commit_wait(args.group_commit_wait);
     args.compaction.apply(&mut o);
     o.set_write_group_options(

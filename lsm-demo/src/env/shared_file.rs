@@ -1,20 +1,27 @@
-//! Appends through a shared memory map: [`PosixFs`](super::PosixFs)'s
-//! [`FileSystem::create_mapped`](super::FileSystem::create_mapped) on Linux,
-//! and [`SharedMappedFile`], which many threads write at once.
+//! [`SharedFile`], a file that many threads write at once, each at offsets
+//! it reserved, and the handle that [`PosixFs`](super::PosixFs) gives it on
+//! Linux: through a shared memory map
+//! ([`FileSystem::create_mapped`](super::FileSystem::create_mapped)) or with
+//! a positioned write each
+//! ([`FileSystem::create_positional`](super::FileSystem::create_positional)).
 //!
-//! A `write` per append costs a system call and, when the appends come from
-//! threads on different cores in turn, the kernel's per-file state moving
-//! between those cores with them. A copy into a mapping of the file costs
-//! neither, and the bytes are in the page cache as soon as it ends, as after
-//! a `write`: they survive a crash of the process. (Figures:
-//! `benches/results/2026-12-05-engine-write-path.md`, Sessions 17 and 19.)
+//! Appends from one thread at a time need the writers to hand their bytes
+//! to that thread and wait for it. Writes at reserved offsets need neither:
+//! each writer writes its own bytes, beside the others, and they are in the
+//! page cache as soon as its write ends: they survive a crash of the
+//! process. A copy into a mapping of the file costs no system call; a
+//! `pwrite` does, and the kernel takes the file's lock for each, but only
+//! for the copy into the page cache. (Figures:
+//! `benches/results/2026-12-05-engine-write-path.md`, Sessions 17 and 19,
+//! and `2026-12-06-engine-write-path.md`, Session 24.)
 //!
-//! The file is mapped in chunks of `CHUNK` bytes, each mapped once and kept
-//! until the file is dropped, so an address handed to one writer stays valid
-//! while others extend the file. The file grows `GROW` bytes at a time,
-//! ahead of the writes: `fallocate` extends it and reserves the blocks first
-//! (so a full disk fails that call, never a later page fault), then the new
-//! pages are faulted in writable (`MADV_POPULATE_WRITE`) rather than one
+//! The file grows `GROW` bytes at a time, ahead of the writes: `fallocate`
+//! extends it and reserves the blocks first, so a full disk fails that
+//! call, never a write in the middle of the others (nor, mapped, a page
+//! fault). A mapped file is mapped in chunks of `CHUNK` bytes, each mapped
+//! once and kept until the file is dropped, so an address handed to one
+//! writer stays valid while others extend the file; its new pages are
+//! faulted in writable (`MADV_POPULATE_WRITE`) as it grows rather than one
 //! fault per page in the middle of a copy. `fdatasync` writes back the pages
 //! dirtied through the map as it does written ones (on Linux
 //! `msync(MS_SYNC)` is the same call on a range), so sync handles are the
@@ -61,10 +68,11 @@ const CHUNKS: usize = 4;
 const GROW: u64 = 64 << 10;
 
 /// A file that many threads write at once, each at offsets it reserved
-/// (say, with `ordered_publish::Sequencer::reserve_with_bytes`), through a
-/// shared memory map: no lock and no system call per write. Reached through
-/// [`WritableFile::shared_writes`] of a file made by
-/// [`FileSystem::create_mapped`](super::FileSystem::create_mapped).
+/// (say, with `ordered_publish::Sequencer::reserve_with_bytes`): through a
+/// shared memory map (no lock and no system call per write), or with a
+/// `pwrite` each. Reached through [`WritableFile::shared_writes`] of a file
+/// made by [`FileSystem::create_mapped`](super::FileSystem::create_mapped)
+/// or [`FileSystem::create_positional`](super::FileSystem::create_positional).
 ///
 /// The writers' offsets are theirs to track: once they are done, their
 /// owner says where the writes end ([`set_size`](Self::set_size)), which
@@ -94,11 +102,13 @@ const GROW: u64 = 64 << 10;
 /// # }
 /// ```
 #[derive(Debug)]
-pub struct SharedMappedFile {
+pub struct SharedFile {
     file: File,
     path: PathBuf,
-    /// `chunks[i]` maps the file's bytes from `i * CHUNK`; null until the
-    /// file first grows into it.
+    /// How writes reach the file.
+    backing: Backing,
+    /// Mapped, `chunks[i]` maps the file's bytes from `i * CHUNK`; null
+    /// until the file first grows into it. Empty when positional.
     chunks: Box<[AtomicPtr<u8>]>,
     /// Bytes the file is grown to (blocks reserved, chunks mapped): writes
     /// below it touch only memory.
@@ -110,33 +120,81 @@ pub struct SharedMappedFile {
     /// Set by a shared write, cleared by `set_size`: while set, the size is
     /// not known (appends and syncs refuse, a drop leaves the file long).
     size_unknown: AtomicBool,
+    /// Unit tests' stand-in for the disk: called with each positional
+    /// write's offset before the write, whose error it returns instead.
+    #[cfg(test)]
+    pub(crate) before_write: WriteHook,
 }
 
-impl SharedMappedFile {
+/// See `SharedFile::before_write`.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct WriteHook(pub(crate) std::sync::Mutex<Option<WriteHookFn>>);
+
+#[cfg(test)]
+impl WriteHook {
+    /// Calls the hook, if one is set, with no lock held: a hook may block
+    /// while other writers go through theirs.
+    fn call(&self, offset: u64) -> io::Result<()> {
+        let hook = self.0.lock().unwrap().clone();
+        hook.map_or(Ok(()), |hook| hook(offset))
+    }
+}
+
+/// A unit test's stand-in for the disk (see `WriteHook`).
+#[cfg(test)]
+pub(crate) type WriteHookFn = Arc<dyn Fn(u64) -> io::Result<()> + Send + Sync>;
+
+#[cfg(test)]
+impl std::fmt::Debug for WriteHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WriteHook")
+    }
+}
+
+/// How the writes of a [`SharedFile`] reach the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Backing {
+    /// Copies into a shared memory map of the file.
+    Mapped,
+    /// A `pwrite` at the write's offset.
+    Positional,
+}
+
+impl SharedFile {
     /// Grows `file` (created empty) a first time, or returns the error of a
-    /// file system that cannot reserve blocks or map its files
+    /// file system that cannot reserve blocks or (`Mapped`) map its files
     /// (`EOPNOTSUPP`, `ENODEV`: the caller then writes the file normally).
-    fn new(file: File, path: PathBuf) -> io::Result<SharedMappedFile> {
-        let shared = SharedMappedFile {
+    fn new(file: File, path: PathBuf, backing: Backing) -> io::Result<SharedFile> {
+        let chunks = match backing {
+            Backing::Mapped => CHUNKS,
+            Backing::Positional => 0,
+        };
+        let shared = SharedFile {
             file,
             path,
-            chunks: (0..CHUNKS)
+            backing,
+            chunks: (0..chunks)
                 .map(|_| AtomicPtr::new(ptr::null_mut()))
                 .collect(),
             grown: AtomicU64::new(0),
             grow: Mutex::new(()),
             written: AtomicU64::new(0),
             size_unknown: AtomicBool::new(false),
+            #[cfg(test)]
+            before_write: WriteHook::default(),
         };
         shared.grow_to(1)?;
         Ok(shared)
     }
 
-    /// Copies `data` into the file at `offset`, growing the file first if
-    /// it does not reach that far. Fails only where growing fails (a full
-    /// disk, or past the largest size, 64 GiB); the file holds the bytes
-    /// below `offset` it held before either way. The file's size is unknown
-    /// from then on, until [`set_size`](Self::set_size).
+    /// Writes `data` into the file at `offset`, growing the file first if
+    /// it does not reach that far. Mapped, fails only where growing fails
+    /// (a full disk, or past the largest size, 64 GiB); positional, also
+    /// where the `pwrite` fails (an I/O error), which may leave part of
+    /// `data` written. The file holds the bytes below `offset` it held
+    /// before either way. The file's size is unknown from then on, until
+    /// [`set_size`](Self::set_size).
     ///
     /// # Safety
     ///
@@ -178,7 +236,18 @@ impl SharedMappedFile {
     unsafe fn copy_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
         let end = offset + data.len() as u64;
         if end > self.grown() {
-            self.grow_to(end)?;
+            self.grow_to(end)
+                .map_err(|e| annotate(e, "grow", &self.path))?;
+        }
+        if self.backing == Backing::Positional {
+            use std::os::unix::fs::FileExt;
+            #[cfg(test)]
+            self.before_write.call(offset)?;
+            // Below the grown end, so into blocks `fallocate` reserved.
+            return self
+                .file
+                .write_all_at(data, offset)
+                .map_err(|e| annotate(e, "write", &self.path));
         }
         let mut at = offset;
         let mut rest = data;
@@ -262,15 +331,15 @@ impl SharedMappedFile {
     }
 
     /// Grows the file to hold at least `end` bytes (in steps of 1 MiB):
-    /// reserves the blocks (`fallocate`), maps what is not mapped yet and
-    /// faults the new pages in. Waits for another thread that grows it. For
+    /// reserves the blocks (`fallocate`) and, mapped, maps what is not
+    /// mapped yet and faults the new pages in. Waits for another thread that grows it. For
     /// an owner that grows the file ahead of its writers, so that no write
     /// waits for a growth while others wait for it.
     ///
     /// # Errors
     ///
-    /// A full disk, a file system that cannot reserve blocks, or `end` past
-    /// 64 GiB: the file is as it was.
+    /// A full disk, a file system that cannot reserve blocks, or, mapped,
+    /// `end` past 64 GiB: the file is as it was.
     ///
     /// # Examples
     ///
@@ -293,7 +362,7 @@ impl SharedMappedFile {
             return Ok(());
         }
         let target = end.div_ceil(GROW) * GROW;
-        if target > CHUNK * CHUNKS as u64 {
+        if self.backing == Backing::Mapped && target > CHUNK * CHUNKS as u64 {
             return Err(io::Error::new(
                 io::ErrorKind::FileTooLarge,
                 "a mapped file grows to 64 GiB at most",
@@ -305,6 +374,19 @@ impl SharedMappedFile {
         if unsafe { libc::fallocate(fd, 0, start, len) } != 0 {
             return Err(io::Error::last_os_error());
         }
+        if self.backing == Backing::Mapped {
+            self.map(grown, target)?;
+        }
+        // Release: writers that read the new end (Acquire) see the chunks.
+        self.grown.store(target, Ordering::Release);
+        Ok(())
+    }
+
+    /// Maps the chunks of `grown..target` not mapped yet, and faults the
+    /// pages in: for `grow_to`, which holds the grow lock and reserved
+    /// the blocks.
+    fn map(&self, grown: u64, target: u64) -> io::Result<()> {
+        let fd = self.file.as_raw_fd();
         for chunk in (grown / CHUNK)..target.div_ceil(CHUNK) {
             let slot = &self.chunks[chunk as usize];
             // Relaxed: only growers store the chunks, under the lock.
@@ -352,8 +434,6 @@ impl SharedMappedFile {
             };
             at = upto;
         }
-        // Release: writers that read the new end (Acquire) see the chunks.
-        self.grown.store(target, Ordering::Release);
         Ok(())
     }
 
@@ -365,7 +445,7 @@ impl SharedMappedFile {
     }
 }
 
-impl Drop for SharedMappedFile {
+impl Drop for SharedFile {
     fn drop(&mut self) {
         for slot in self.chunks.iter_mut() {
             let base = ptr_get_mut(slot);
@@ -389,18 +469,23 @@ impl Drop for SharedMappedFile {
 }
 
 /// The handle [`FileSystem::create_mapped`](super::FileSystem::create_mapped)
-/// returns on Linux: appends at the end of the shared file, which
+/// and [`FileSystem::create_positional`](super::FileSystem::create_positional)
+/// return on Linux: appends at the end of the shared file, which
 /// [`WritableFile::shared_writes`] hands out.
 #[derive(Debug)]
-pub(super) struct MappedWritableFile {
-    shared: Arc<SharedMappedFile>,
+pub(super) struct SharedWritableFile {
+    shared: Arc<SharedFile>,
 }
 
-impl MappedWritableFile {
-    /// See [`SharedMappedFile::new`].
-    pub(super) fn new(file: File, path: PathBuf) -> io::Result<MappedWritableFile> {
-        Ok(MappedWritableFile {
-            shared: Arc::new(SharedMappedFile::new(file, path)?),
+impl SharedWritableFile {
+    /// See [`SharedFile::new`].
+    pub(super) fn new(
+        file: File,
+        path: PathBuf,
+        backing: Backing,
+    ) -> io::Result<SharedWritableFile> {
+        Ok(SharedWritableFile {
+            shared: Arc::new(SharedFile::new(file, path, backing)?),
         })
     }
 }
@@ -421,15 +506,14 @@ fn file_range(offset: u64, len: u64) -> io::Result<(libc::off_t, libc::off_t)> {
     Ok((start, bytes))
 }
 
-impl WritableFile for MappedWritableFile {
+impl WritableFile for SharedWritableFile {
     /// Writes at the end of the furthest write: while no other thread
     /// writes through [`shared_writes`](WritableFile::shared_writes).
     fn append(&mut self, data: &[u8]) -> io::Result<()> {
         let at = self.shared.known_size()?;
         // SAFETY: appends take `&mut self` and shared writers are held off
         // by the caller (see `write_at`), so nothing else writes these bytes.
-        unsafe { self.shared.copy_at(at, data) }
-            .map_err(|e| annotate(e, "grow", &self.shared.path))?;
+        unsafe { self.shared.copy_at(at, data) }?;
         // Relaxed: appends take `&mut self`; see `set_size`.
         self.shared
             .written
@@ -438,7 +522,7 @@ impl WritableFile for MappedWritableFile {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        // The copies are in the page cache already.
+        // The writes are in the page cache already.
         Ok(())
     }
 
@@ -474,7 +558,7 @@ impl WritableFile for MappedWritableFile {
         PosixFileSync::of(&self.shared.file, &self.shared.path)
     }
 
-    fn shared_writes(&self) -> Option<Arc<SharedMappedFile>> {
+    fn shared_writes(&self) -> Option<Arc<SharedFile>> {
         Some(self.shared.clone())
     }
 }

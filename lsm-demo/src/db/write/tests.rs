@@ -1,0 +1,265 @@
+use super::*;
+use crate::batch::{decode_group, decode_log_trailer};
+use crate::env::PosixFs;
+use crate::filename::{FileKind, parse_file_name};
+use crate::wal::{DBRecoveryMode, LogReader};
+use crate::{DB, Options};
+
+/// The sequence ranges of the records in the directory's logs, log by
+/// log in file-number order (trailers left out).
+fn logged_ranges(dir: &std::path::Path) -> Vec<Vec<(u64, u64)>> {
+    let mut logs: Vec<u64> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(
+            |e| match parse_file_name(e.unwrap().file_name().to_str()?) {
+                Some(FileKind::Log(n)) => Some(n),
+                _ => None,
+            },
+        )
+        .collect();
+    logs.sort_unstable();
+    logs.iter()
+        .map(|&n| {
+            let path = log_path(dir, n);
+            let mut reader =
+                LogReader::open(&PosixFs, &path, DBRecoveryMode::AbsoluteConsistency).unwrap();
+            let mut ranges = Vec::new();
+            while let Some(record) = reader.next_record().unwrap() {
+                if decode_log_trailer(record).is_some() {
+                    continue;
+                }
+                let (first, ops) = decode_group(record).unwrap();
+                ranges.push((first, first + ops.len() as u64));
+            }
+            ranges
+        })
+        .collect()
+}
+
+/// Many writers, some synced (in groups), some unlogged, across
+/// memtable switches: every log holds its records in sequence order,
+/// and the logs follow each other in it (replay refuses anything else),
+/// whether drain passes write the records or their writers do (with a
+/// `pwrite` each, or, with `allow_mmap_writes`, a copy into the map).
+#[test]
+fn concurrent_writers_fill_the_logs_in_sequence_order() {
+    for buffer in [64 << 10, 64 << 20] {
+        for (concurrent, mapped) in [(false, false), (true, false), (false, true)] {
+            fill_logs_from_concurrent_writers(buffer, concurrent, mapped);
+        }
+    }
+}
+
+fn fill_logs_from_concurrent_writers(buffer: usize, concurrent: bool, mapped: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_write_buffer_size(buffer);
+    o.set_max_write_buffer_number(64); // keep the logs of frozen memtables a while
+    o.set_allow_mmap_writes(mapped);
+    o.set_allow_concurrent_log_write(concurrent);
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert_eq!(db.shared.copies_directly(), mapped || concurrent);
+    let (threads, per_thread) = (4u64, 1500u64);
+    let logged = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (db, logged) = (&db, &logged);
+            s.spawn(move || {
+                for i in 0..per_thread {
+                    let mut wo = WriteOptions::default();
+                    wo.set_sync(i % 50 == 0);
+                    // Unlogged writes get the memtable flushed on
+                    // close; with one memtable, keep its log.
+                    wo.disable_wal(t == 3 && i % 2 == 1 && buffer < 1 << 20);
+                    let mut batch = WriteBatch::new();
+                    for k in 0..=(i % 3) {
+                        batch.put(format!("{t}-{i}-{k}"), [b'v'; 40]);
+                    }
+                    let entries = batch.len() as u64;
+                    db.write_opt(batch, &wo).unwrap();
+                    if !wo.disable_wal {
+                        logged.fetch_add(entries, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let switched =
+        db.stats().level_files.iter().sum::<usize>() + db.stats().immutable_memtables > 0;
+    drop(db);
+    let logs = logged_ranges(dir.path());
+    let all: Vec<(u64, u64)> = logs.iter().flatten().copied().collect();
+    assert!(
+        all.windows(2).all(|w| w[0].1 <= w[1].0),
+        "out of order: {logs:?}"
+    );
+    assert!(all.iter().all(|(a, b)| a < b));
+    if buffer > 1 << 20 {
+        // One memtable, one log, every logged entry in it (sync
+        // writes share their group's record).
+        assert!(!switched);
+        assert_eq!(logs.len(), 1);
+        let entries: u64 = all.iter().map(|(a, b)| b - a).sum();
+        assert_eq!(entries, logged.into_inner());
+    } else {
+        assert!(switched, "no memtable switch");
+    }
+}
+
+/// Unlogged writes never touch the log queue: a logged write after
+/// more unlogged sequence numbers than the queue has slots (its post
+/// counts them skipped first), and logged writers beside unlogged ones,
+/// are logged in order, and only they are.
+#[test]
+fn logged_writes_after_many_unlogged_numbers_are_logged_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true)
+        .set_allow_concurrent_log_write(false);
+    let db = DB::open(&o, dir.path()).unwrap();
+    let mut unlogged = WriteOptions::default();
+    unlogged.disable_wal(true);
+    let window = db.shared.log_queue.capacity() as u64;
+    let mut batch = WriteBatch::new();
+    for i in 0..1000 {
+        batch.put(format!("u{i}"), b"v");
+    }
+    for _ in 0..window / 1000 + 2 {
+        db.write_opt(batch.clone(), &unlogged).unwrap();
+    }
+    db.put(b"logged-1", b"v").unwrap();
+    let first_logged = db.shared.seq.published() - 1;
+    assert!(first_logged > window);
+    std::thread::scope(|s| {
+        for t in 0..2 {
+            let (db, unlogged) = (&db, &unlogged);
+            s.spawn(move || {
+                for i in 0..300 {
+                    let wo = if (i + t) % 3 == 0 {
+                        unlogged.clone()
+                    } else {
+                        WriteOptions::default()
+                    };
+                    db.put_opt(format!("{t}-{i}"), b"v", &wo).unwrap();
+                }
+            });
+        }
+    });
+    // Read while open: closing flushes unlogged writes, retiring the log.
+    let ranges: Vec<(u64, u64)> = logged_ranges(dir.path()).concat();
+    drop(db);
+    assert_eq!(ranges[0], (first_logged, first_logged + 1));
+    assert!(ranges.windows(2).all(|w| w[0].1 <= w[1].0), "out of order");
+    assert_eq!(
+        ranges.len(),
+        1 + 2 * 200,
+        "a logged write missing, or an unlogged one logged"
+    );
+}
+
+#[test]
+fn a_batch_larger_than_a_log_record_is_refused_before_it_is_written() {
+    let limit = crate::wal::MAX_RECORD_LEN - GROUP_HEADER_LEN;
+    assert!(check_batch_size(limit).is_ok());
+    let err = check_batch_size(limit + 1).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert!(err.to_string().contains("one log record holds"), "{err}");
+}
+
+/// The log that writers write at once, with `hook` called before each
+/// `pwrite` (see `SharedFile::before_write`).
+fn fail_log_writes(db: &DB, hook: impl Fn(u64) -> std::io::Result<()> + Send + Sync + 'static) {
+    let shared = db.shared.log.lock().shared.clone();
+    let shared = shared.expect("writers write the default log themselves");
+    *shared.before_write.0.lock().unwrap() = Some(std::sync::Arc::new(hook));
+}
+
+fn disk_error() -> std::io::Error {
+    std::io::Error::from_raw_os_error(libc::EIO)
+}
+
+/// A writer whose `pwrite` fails gets the error, the log takes no record
+/// after it, and the database reopens at the writes before it.
+#[test]
+fn a_failed_log_write_fails_its_writer_and_every_later_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put(b"before", b"v").unwrap();
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    fail_log_writes(&db, move |_| {
+        if failed.swap(true, Ordering::Relaxed) {
+            Ok(())
+        } else {
+            Err(disk_error())
+        }
+    });
+    let err = db.put(b"failed", b"v").unwrap_err();
+    assert!(err.to_string().contains("Input/output error"), "{err}");
+    assert!(db.put(b"after", b"v").is_err(), "a record after the gap");
+    assert_eq!(db.get(b"failed").unwrap(), None);
+    drop(db);
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert_eq!(db.get(b"before").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.get(b"failed").unwrap(), None);
+    assert_eq!(db.get(b"after").unwrap(), None);
+}
+
+/// A writer that wrote its record after an earlier writer's, and inserted,
+/// while the earlier one was still writing, fails once that one fails: its
+/// record follows a gap, which recovery stops at. With `unordered_write`
+/// too, though its range was published before its insert.
+#[test]
+fn a_write_behind_a_failed_one_fails_though_its_own_record_was_written() {
+    for unordered in [false, true] {
+        write_behind_a_failed_one(unordered);
+    }
+}
+
+fn write_behind_a_failed_one(unordered: bool) {
+    use std::sync::mpsc;
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true).set_unordered_write(unordered);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put(b"before", b"v").unwrap();
+    let (entered, first_entered) = mpsc::channel();
+    let (release, released) = mpsc::channel::<()>();
+    let (entered, released) = (
+        std::sync::Mutex::new(Some(entered)),
+        std::sync::Mutex::new(released),
+    );
+    // The first write waits inside its `pwrite` until released, then fails;
+    // later ones go through.
+    fail_log_writes(&db, move |_| {
+        let first = entered.lock().unwrap().take();
+        match first {
+            Some(entered) => {
+                entered.send(()).unwrap();
+                released.lock().unwrap().recv().unwrap();
+                Err(disk_error())
+            }
+            None => Ok(()),
+        }
+    });
+    std::thread::scope(|s| {
+        let first = s.spawn(|| db.put(b"first", b"v"));
+        first_entered.recv().unwrap();
+        // Reserved after the first, written before it fails.
+        let second = s.spawn(|| db.put(b"second", b"v"));
+        std::thread::sleep(Duration::from_millis(50));
+        release.send(()).unwrap();
+        assert!(first.join().unwrap().is_err());
+        let second = second.join().unwrap();
+        assert!(
+            second.is_err(),
+            "acknowledged after a gap (unordered {unordered})"
+        );
+    });
+    drop(db);
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert_eq!(db.get(b"before").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.get(b"first").unwrap(), None);
+}
