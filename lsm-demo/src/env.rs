@@ -76,6 +76,11 @@ impl SharedFile {
     }
 
     /// Never runs: the type has no values.
+    pub fn is_positional(&self) -> bool {
+        match *self {}
+    }
+
+    /// Never runs: the type has no values.
     pub fn grown(&self) -> u64 {
         match *self {}
     }
@@ -471,9 +476,10 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     /// [`WritableFile::shared_writes`]): the log's, under
     /// [`Options::set_allow_concurrent_log_write`](crate::Options::set_allow_concurrent_log_write).
     /// The [durability contract](self#durability-contract) is the same;
-    /// the file may hold zeros past its written bytes until it is dropped
-    /// (and after a crash). By default, the file of `create`, which has no
-    /// shared half: its appends then come from one thread at a time.
+    /// after a crash, the file may hold zeros where writes below the
+    /// furthest one had not been made. By default, the file of `create`,
+    /// which has no shared half: its appends then come from one thread at
+    /// a time.
     ///
     /// # Examples
     ///

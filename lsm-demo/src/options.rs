@@ -542,9 +542,10 @@ impl Options {
     /// Recovery, with this option set, takes such an end of the last log
     /// for a torn tail when the whole records after the damage are numbered
     /// after everything before it and start within the sequencer's window
-    /// of each other (as writes in flight do) and zeros end the file (the
-    /// rest of the growth: a log that was ended is cut to its records), and
-    /// for damage otherwise:
+    /// of each other (as writes in flight do) and the file ends after them
+    /// in zeros (the rest of the growth: a log that was ended is cut to its
+    /// records), in a record cut short, or right there, and for damage
+    /// otherwise:
     /// [`DBRecoveryMode::PointInTime`] and
     /// [`DBRecoveryMode::TolerateCorruptedTailRecords`] drop those writes;
     /// [`DBRecoveryMode::AbsoluteConsistency`], which refuses any torn
@@ -586,8 +587,8 @@ impl Options {
     /// numbers, beside the others (see [`FileSystem::create_positional`]),
     /// rather than hand them to one thread at a time, which appends every
     /// record handed to it so far with one `write` while the others wait.
-    /// Default: on. It applies where the file system supports it (Linux,
-    /// with `fallocate`), without [`Options::set_allow_mmap_writes`] (which
+    /// Default: on. It applies where the file system supports it (Linux),
+    /// without [`Options::set_allow_mmap_writes`] (which
     /// copies through a map instead), and unless the recovery mode is
     /// [`DBRecoveryMode::AbsoluteConsistency`], which refuses the end such
     /// a log can have after a crash.
@@ -595,12 +596,16 @@ impl Options {
     /// The guarantees are those of the other logs: a record is in the
     /// operating system before its write returns, log order is sequence
     /// order, and a `sync` write returns once `fdatasync` made it durable.
-    /// A crash leaves such a log as it leaves a mapped one (see
-    /// [`Options::set_allow_mmap_writes`], from which recovery treats them
-    /// alike): it can end in zeros, or with a record torn by a write in
-    /// flight and later writers' whole records after it, none of them
-    /// acknowledged. A failed `pwrite` fails the log from its record on:
-    /// that write, and every later one that has not returned, fails.
+    /// A crash can leave such a log with a record torn (or still zeros) by
+    /// a write in flight and later writers' whole records after it, none of
+    /// them acknowledged, ending right after them or in one cut short. The
+    /// log's header says it was written this way (format version 3, see
+    /// [`crate::wal`]), so recovery, `verify` and `repair` take that end
+    /// for a torn tail as they take a mapped log's (see
+    /// [`Options::set_allow_mmap_writes`]), whatever this option says when
+    /// the database is reopened, and damage anywhere else for damage. A
+    /// failed `pwrite` fails the log from its record on: that write, and
+    /// every later one that has not returned, fails.
     ///
     /// With it off, the log takes one `write` per batch of records, and
     /// the writers queue for it: at 2 threads and more they wait for each
@@ -632,9 +637,17 @@ impl Options {
     /// allows it: then recovery may find a crash's writes in flight at the
     /// end of the last log.
     pub(crate) fn logs_take_shared_writes(&self) -> bool {
-        self.allow_mmap_writes
-            || (self.allow_concurrent_log_write
-                && self.wal_recovery_mode != DBRecoveryMode::AbsoluteConsistency)
+        self.allow_mmap_writes || self.logs_written_positionally()
+    }
+
+    /// Whether the logs take writes from many threads at once, each with a
+    /// `pwrite` (see `set_allow_concurrent_log_write`): then a crash can
+    /// also leave the last log ending right after a write in flight, not
+    /// only in zeros as a mapped log does.
+    pub(crate) fn logs_written_positionally(&self) -> bool {
+        !self.allow_mmap_writes
+            && self.allow_concurrent_log_write
+            && self.wal_recovery_mode != DBRecoveryMode::AbsoluteConsistency
     }
     /// The tuning of the write group in which `sync` writers gather: its
     /// leader syncs the log once for all of them.

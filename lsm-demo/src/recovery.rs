@@ -59,7 +59,7 @@
 mod replay;
 use replay::Replay;
 pub(crate) use replay::check_group;
-pub(crate) use replay::{copies_in_flight, holds_no_record, last_written};
+pub(crate) use replay::{copies_in_flight, holds_no_record, last_written, written_positionally};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

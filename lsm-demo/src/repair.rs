@@ -207,8 +207,10 @@ pub fn verify_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
             continue; // never written to: recovery retires it
         }
         let last = Some(i) == last_written;
-        let mapped = last && opts.logs_take_shared_writes();
-        let mode = if mapped {
+        let positional = last && crate::recovery::written_positionally(fs, &path)?;
+        // Written side by side: mapped, or positionally as its header says.
+        let side_by_side = last && (opts.allow_mmap_writes || positional);
+        let mode = if side_by_side {
             // Stops at the damage, which may be copies in flight.
             DBRecoveryMode::PointInTime
         } else if last {
@@ -217,7 +219,7 @@ pub fn verify_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
             DBRecoveryMode::AbsoluteConsistency
         };
         let dropped = read_log(fs, &path, mode, |record| {
-            if opts.logs_take_shared_writes()
+            if side_by_side
                 && let Ok((first, ops)) = crate::batch::decode_group(record)
                 && !ops.is_empty()
             {
@@ -228,7 +230,8 @@ pub fn verify_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
             Ok([]) => {}
             Ok([tail]) if tail.is_torn_tail() => report.torn_tails.push((path, tail.dropped_bytes)),
             Ok([damage])
-                if mapped && copies_in_flight(fs, &path, damage.offset, last_sequence)? =>
+                if side_by_side
+                    && copies_in_flight(fs, &path, damage.offset, last_sequence, positional)? =>
             {
                 report.torn_tails.push((path, damage.dropped_bytes))
             }
@@ -337,14 +340,15 @@ struct SalvagedLog {
 /// ([`DBRecoveryMode::SkipAnyCorruptedRecord`]), except at the end of the
 /// last log that took writes (`last`), where a crash's leftovers are a
 /// torn tail, as on open: a record cut short or zeros, and, for a log
-/// written through a map (`mapped`), a torn record followed by whole ones
-/// that can only be writes in flight (see `recovery::copies_in_flight`).
-/// Those are not replayed, so the repair keeps a point in time there.
+/// that writers wrote side by side (per `opts`), a torn record followed
+/// by whole ones that can only be writes in flight (see
+/// `recovery::copies_in_flight`). Those are not replayed, so the repair
+/// keeps a point in time there.
 fn salvage_log(
     fs: &dyn FileSystem,
     path: &Path,
     last: bool,
-    mapped: bool,
+    opts: &Options,
     last_replayed: &mut Option<u64>,
     log: &InfoLog,
     mut apply: impl FnMut(u64, crate::batch::WriteBatch),
@@ -358,7 +362,8 @@ fn salvage_log(
         records_skipped: 0,
     };
     // Whether damage seen before a record may be copies in flight.
-    let mut in_flight_possible = last && mapped;
+    let positional = reader.version() == Some(crate::wal::POSITIONAL_VERSION);
+    let mut in_flight_possible = last && (opts.allow_mmap_writes || positional);
     while let Some(record) = reader.next_record().map_err(wal)? {
         let checked = match crate::batch::decode_log_trailer(record) {
             Some(_) => Ok(None),
@@ -366,7 +371,7 @@ fn salvage_log(
         };
         if in_flight_possible && let Some(damage) = reader.dropped().first() {
             in_flight_possible = false;
-            if copies_in_flight(fs, path, damage.offset, *last_replayed)? {
+            if copies_in_flight(fs, path, damage.offset, *last_replayed, positional)? {
                 // From the damage to the end of the file.
                 let size = fs
                     .file_size(path)
@@ -584,7 +589,7 @@ pub fn repair_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
             fs,
             &path,
             Some(i) == last_written,
-            opts.logs_take_shared_writes(),
+            opts,
             &mut last_replayed,
             &log,
             |first, batch| {

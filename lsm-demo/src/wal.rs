@@ -19,8 +19,13 @@
 //! none is known): recovery follows the chain and notices a log missing
 //! from the middle, which sequence numbers alone cannot show (writes made
 //! without the log leave gaps in them); `header_crc` is the masked CRC32C of
-//! the 16 bytes before it. Version 1 has neither field; both versions are
-//! read.
+//! the 16 bytes before it. Version 1 has neither field. Version 3 is
+//! version 2 written by many writers at once, each at bytes it reserved
+//! with a positioned write
+//! ([`Options::set_allow_concurrent_log_write`](crate::Options::set_allow_concurrent_log_write)):
+//! a crash can leave such a log ending right after a later writer's whole
+//! record, with an earlier writer's torn before it, which recovery tells
+//! from damage only in a log that says so. All three versions are read.
 //!
 //! `payload_crc` is the masked CRC32C of the payload; `header_crc` the
 //! masked CRC32C of the 8 bytes before it (length and payload checksum), so a
@@ -59,9 +64,14 @@
 
 /// The first 7 bytes of every log file.
 pub const MAGIC: [u8; 7] = *b"lsm-wal";
-/// The format version this module writes (byte 7 of the file); it reads
-/// this one and version 1.
+/// The format version this module writes (byte 7 of the file) for logs
+/// appended in order; it reads this one, version 1 and
+/// [`POSITIONAL_VERSION`].
 pub const FORMAT_VERSION: u8 = 2;
+/// The format version of a log that many writers write at once with
+/// positioned writes ([`crate::env::FileSystem::create_positional`]): the
+/// layout of [`FORMAT_VERSION`].
+pub const POSITIONAL_VERSION: u8 = 3;
 /// Size of the file header (magic, version, previous log number, checksum).
 pub const FILE_HEADER_LEN: usize = 20;
 /// Size of a record header (length, payload checksum, header checksum).
@@ -126,6 +136,7 @@ pub use error::{CorruptionKind, WalCorruption, WalError};
 pub use writer::{LogWriter, frame_record};
 
 mod reader;
+pub(crate) use reader::is_record_cut_short;
 pub use reader::{LogReader, WalContents, read_all};
 
 #[cfg(test)]

@@ -125,9 +125,19 @@ fn written(range: std::ops::Range<u32>) -> Contents {
 /// (write `i`: key `k{i:03}`, `value(i)`) and then `batches`, closed;
 /// returns the directory, its newest log and the log's bytes.
 fn database_of(puts: u32, batches: Vec<WriteBatch>) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+    database_written(puts, batches, true)
+}
+
+/// `database_of`, its log mapped or (`mapped` false) written with a
+/// `pwrite` per writer, the default.
+fn database_written(
+    puts: u32,
+    batches: Vec<WriteBatch>,
+    mapped: bool,
+) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = Options::default();
-    opts.create_if_missing(true).set_allow_mmap_writes(true);
+    opts.create_if_missing(true).set_allow_mmap_writes(mapped);
     let db = DB::open(&opts, dir.path()).unwrap();
     for i in 0..puts {
         db.put(format!("k{i:03}"), value(i)).unwrap();
@@ -154,7 +164,17 @@ fn value_at(log: &[u8], i: u32) -> usize {
 /// is torn, the last whole after it, then `zeros` zero bytes. Returns the
 /// directory, the log, the log's bytes and where the torn value starts.
 fn writes_in_flight(puts: u32, zeros: usize) -> (tempfile::TempDir, PathBuf, Vec<u8>, usize) {
-    let (dir, log, mut bytes) = database_of(puts, Vec::new());
+    writes_in_flight_in(puts, zeros, true)
+}
+
+/// `writes_in_flight` in a log mapped or (`mapped` false) written with a
+/// `pwrite` per writer.
+fn writes_in_flight_in(
+    puts: u32,
+    zeros: usize,
+    mapped: bool,
+) -> (tempfile::TempDir, PathBuf, Vec<u8>, usize) {
+    let (dir, log, mut bytes) = database_written(puts, Vec::new(), mapped);
     let torn = value_at(&bytes, puts - 2);
     assert!(value_at(&bytes, puts - 1) > torn);
     bytes[torn..torn + 12].fill(0);
@@ -200,6 +220,72 @@ fn writes_in_flight_at_a_crash_are_a_torn_tail() {
     assert_eq!(kept, written(0..98));
     assert_eq!(stats.damaged_ranges, 1);
     assert!(stats.files_set_aside.is_empty(), "{stats:?}");
+}
+
+/// A log that writers write with a `pwrite` each (the default) ends where
+/// the furthest write ended: after a crash, a record torn (or still zeros)
+/// then a later writer's whole record, and the end of the file right
+/// there, or a record cut short after it. Its header says how it was
+/// written, so recovery takes this for a torn tail, dropped as the zeros
+/// of a mapped log are; garbage there instead is damage. A mapped log
+/// ends in zeros, so in it any of these endings is damage.
+#[test]
+fn writes_in_flight_that_end_the_file_are_a_torn_tail() {
+    for mapped in [false, true] {
+        let (dir, log, bytes, _) = writes_in_flight_in(100, 0, mapped);
+        // The last record, write 99's, header and all.
+        let mut reader =
+            lsm_demo::wal::LogReader::new(bytes.clone(), DBRecoveryMode::SkipAnyCorruptedRecord)
+                .unwrap();
+        let version = reader.version();
+        while reader.next_record().unwrap().is_some() {}
+        assert_eq!(version, Some(if mapped { 2 } else { 3 }));
+        let record_99 = bytes[reader.last_record_offset() as usize..].to_vec();
+        for (name, after, in_flight) in [
+            ("the end", Vec::new(), true),
+            ("part of a header", record_99[..7].to_vec(), true),
+            (
+                "a payload cut short",
+                record_99[..record_99.len() - 3].to_vec(),
+                true,
+            ),
+            ("garbage", vec![0xab; 40], false),
+        ] {
+            let torn_tail = in_flight && !mapped;
+            let shape = copy_of(dir.path());
+            let log = shape.path().join(log.file_name().unwrap());
+            std::fs::write(&log, [&bytes[..], &after[..]].concat()).unwrap();
+            let mut opts = Options::default();
+            opts.set_allow_mmap_writes(mapped);
+            let report =
+                lsm_demo::repair::verify_with_fs(&opts, shape.path(), &lsm_demo::env::PosixFs)
+                    .unwrap();
+            assert_eq!(
+                report.is_clean(),
+                torn_tail,
+                "{name}, mapped {mapped}: {report}"
+            );
+            for mode in [DBRecoveryMode::PointInTime, TOLERATE] {
+                let mut opts = Options::default();
+                opts.set_allow_mmap_writes(mapped)
+                    .set_wal_recovery_mode(mode);
+                let opened = DB::open(&opts, copy_of(shape.path()).path())
+                    .map(|db| (contents(&db), db.stats().recovery));
+                let what = format!("{name}, mapped {mapped}, {mode:?}");
+                if torn_tail {
+                    let (kept, stats) = opened.unwrap();
+                    assert_eq!(kept, written(0..98), "{what}");
+                    assert!(stats.files_set_aside.is_empty(), "{what}: {stats:?}");
+                } else if mode == TOLERATE {
+                    assert!(opened.is_err(), "{what}");
+                } else {
+                    let (kept, stats) = opened.unwrap();
+                    assert_eq!(kept, written(0..98), "{what}");
+                    assert!(!stats.files_set_aside.is_empty(), "{what}: {stats:?}");
+                }
+            }
+        }
+    }
 }
 
 /// A writer that died in the middle of its copy, the last in the log: the
@@ -298,9 +384,8 @@ fn verify_reports_a_crash_s_zeros_as_a_torn_tail() {
 }
 
 /// `verify` told the log was mapped takes writes in flight (a torn record,
-/// a whole one after it, zeros) for a torn tail, as recovery does, and so
-/// does it by default (each writer writes its own record); told the log
-/// was written one pass at a time, for damage.
+/// a whole one after it, zeros) for a torn tail, as recovery does; not
+/// told, for damage.
 #[test]
 fn verify_told_the_log_is_mapped_reports_writes_in_flight_as_a_torn_tail() {
     use lsm_demo::env::PosixFs;
@@ -314,21 +399,15 @@ fn verify_told_the_log_is_mapped_reports_writes_in_flight_as_a_torn_tail() {
     assert_eq!(report.torn_tails.len(), 1, "{report}");
     assert!(report.torn_tails[0].1 > from_value as u64, "{report}");
     let report = verify_with_fs(&Options::default(), dir.path(), &PosixFs).unwrap();
-    assert!(report.is_clean(), "{report}");
-    assert_eq!(report.torn_tails.len(), 1, "{report}");
-    let mut one_pass_at_a_time = Options::default();
-    one_pass_at_a_time.set_allow_concurrent_log_write(false);
-    let report = verify_with_fs(&one_pass_at_a_time, dir.path(), &PosixFs).unwrap();
     assert!(!report.is_clean(), "{report}");
     assert_eq!(report.damaged[0].0, log);
 }
 
-/// Repairs `dir` told the logs took writes side by side (mapped) or not
-/// (one pass at a time): the report, and the logs it set aside.
+/// Repairs `dir` with or without `allow_mmap_writes`: the report, and the
+/// logs it set aside.
 fn repair(dir: &Path, mapped: bool) -> (lsm_demo::repair::RepairReport, Vec<PathBuf>) {
     let mut opts = Options::default();
-    opts.set_allow_mmap_writes(mapped)
-        .set_allow_concurrent_log_write(false);
+    opts.set_allow_mmap_writes(mapped);
     let report = lsm_demo::repair::repair_with_fs(&opts, dir, &lsm_demo::env::PosixFs).unwrap();
     let logs = report
         .files_set_aside
@@ -385,26 +464,18 @@ fn repair_drops_a_crash_s_torn_tail_and_writes_in_flight() {
     assert_eq!(kept, expected);
 }
 
-/// `lsm-demo repair --mmap_write`, and `repair` by default, drop writes
-/// in flight as a torn tail; told the log was written one pass at a time,
-/// it salvages the record after the torn one.
+/// `lsm-demo repair --mmap_write` drops writes in flight as a torn tail;
+/// without the flag it salvages the record after the torn one.
 #[test]
 fn the_repair_command_takes_the_log_kind() {
     let (dir, _, _, _) = writes_in_flight(10, 4096);
-    let by_default = copy_of(dir.path());
     let salvage = copy_of(dir.path());
-    for (dir, flags, kept) in [
-        (dir.path(), &["--mmap_write"][..], 8),
-        (by_default.path(), &[], 8),
-        (
-            salvage.path(),
-            &["--mmap_write=0", "--allow_concurrent_log_write=0"],
-            9,
-        ),
+    for (dir, flag, kept) in [
+        (dir.path(), "--mmap_write", 8),
+        (salvage.path(), "--mmap_write=0", 9),
     ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_lsm-demo"))
-            .args(["repair", &format!("--db={}", dir.display())])
-            .args(flags)
+            .args(["repair", &format!("--db={}", dir.display()), flag])
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);

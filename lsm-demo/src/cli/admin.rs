@@ -21,11 +21,6 @@ pub struct VerifyArgs {
     /// writes in flight at a crash, a torn tail, not damage.
     #[arg(long, default_value = "0", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub mmap_write: bool,
-    /// Each writer wrote its own log record (`allow_concurrent_log_write`,
-    /// the engine's default): read the logs' ends as with `--mmap_write`.
-    /// 0 for logs written one pass at a time.
-    #[arg(long, default_value = "1", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
-    pub allow_concurrent_log_write: bool,
 }
 
 /// Flags of `lsm-demo repair`.
@@ -40,18 +35,12 @@ pub struct RepairArgs {
     /// writes in flight at a crash, dropped as on open, not salvaged.
     #[arg(long, default_value = "0", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub mmap_write: bool,
-    /// Each writer wrote its own log record (`allow_concurrent_log_write`,
-    /// the engine's default): read the logs' ends as with `--mmap_write`.
-    /// 0 for logs written one pass at a time.
-    #[arg(long, default_value = "1", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
-    pub allow_concurrent_log_write: bool,
 }
 
 /// Prints what `verify_with_fs` found; damage is an error (exit status 1).
 pub fn verify(a: VerifyArgs) -> Result<(), Error> {
     let mut opts = lsm_demo::Options::default();
-    opts.set_allow_mmap_writes(a.mmap_write)
-        .set_allow_concurrent_log_write(a.allow_concurrent_log_write);
+    opts.set_allow_mmap_writes(a.mmap_write);
     let report = verify_with_fs(&opts, &a.db, &PosixFs)?;
     println!("{report}");
     if report.is_clean() {
@@ -68,8 +57,7 @@ pub fn verify(a: VerifyArgs) -> Result<(), Error> {
 /// Rebuilds the database and prints what was salvaged.
 pub fn repair(a: RepairArgs) -> Result<(), Error> {
     let mut opts = lsm_demo::Options::default();
-    opts.set_allow_mmap_writes(a.mmap_write)
-        .set_allow_concurrent_log_write(a.allow_concurrent_log_write);
+    opts.set_allow_mmap_writes(a.mmap_write);
     let report = repair_with_fs(&opts, &a.db, &PosixFs)?;
     println!("{report}");
     Ok(())

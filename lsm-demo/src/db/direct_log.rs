@@ -14,12 +14,12 @@
 //!
 //! A record is in the page cache once its write ends, so every record below
 //! the published position is in the log: a sync group's leader waits for
-//! the ranges before its own to be published, then syncs. The log grows
-//! (blocks reserved with `fallocate`; mapped, pages faulted in) ahead of
-//! the reservations, by writers that hold no range: a reservation never
-//! runs past the grown end (the sequencer's byte limit), so a write never
-//! waits for a growth, and a copy into the map never fails. A `pwrite` can
-//! still fail (an I/O error): its writer fails the log from its record on,
+//! the ranges before its own to be published, then syncs. A mapped log
+//! grows (blocks reserved with `fallocate`, pages faulted in) ahead of the
+//! reservations, by writers that hold no range: a reservation never runs
+//! past the grown end (the sequencer's byte limit), so a copy never waits
+//! for a growth and never fails. A `pwrite` extends the file itself, and
+//! can fail (a full disk, an I/O error): its writer fails the log from its record on,
 //! and every writer after it, already written or not, fails too, since
 //! recovery stops at the gap. Growing takes the log mutex, which also
 //! orders it with the switch to a new log.

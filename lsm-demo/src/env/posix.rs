@@ -194,10 +194,8 @@ impl FileSystem for PosixFs {
     }
 
     /// On Linux, a file that writers write at once with `pwrite`, at
-    /// offsets they reserved (see [`FileSystem::create_positional`]),
-    /// grown ahead of them with `fallocate`; on a file system without
-    /// `fallocate`, or off Linux, the file is written as by
-    /// [`create`](FileSystem::create).
+    /// offsets they reserved (see [`FileSystem::create_positional`]); off
+    /// Linux, the file is written as by [`create`](FileSystem::create).
     fn create_positional(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         #[cfg(target_os = "linux")]
         {
@@ -207,13 +205,11 @@ impl FileSystem for PosixFs {
                 .truncate(true)
                 .open(path)
                 .map_err(|e| annotate(e, "create", path))?;
-            match SharedWritableFile::new(file, path.to_path_buf(), Backing::Positional) {
-                Ok(shared) => return Ok(Box::new(shared)),
-                // No `fallocate` (EOPNOTSUPP): this file system appends.
-                Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {}
-                Err(e) => return Err(annotate(e, "allocate", path)),
-            }
+            let shared = SharedWritableFile::new(file, path.to_path_buf(), Backing::Positional)
+                .map_err(|e| annotate(e, "create", path))?;
+            Ok(Box::new(shared))
         }
+        #[cfg(not(target_os = "linux"))]
         self.create(path)
     }
 

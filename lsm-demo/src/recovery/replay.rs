@@ -20,6 +20,7 @@ use crate::memtable::Memtable;
 use crate::options::{MAX_KEY_LEN, MAX_VALUE_LEN, Options};
 use crate::version::{TableFile, build_table};
 use crate::wal::{DBRecoveryMode, FILE_HEADER_LEN, LogReader, RECORD_HEADER_LEN, WalError};
+use crate::wal::{POSITIONAL_VERSION, is_record_cut_short};
 
 /// What replaying one log found.
 #[derive(Default)]
@@ -158,11 +159,16 @@ impl<'a> Replay<'a> {
         };
         let logs = &replay.skip_abandoned(logs)?;
         let last_written = last_written(fs, dir, logs)?.unwrap_or(0);
-        // Whether the last log may end in records a mapped log's writers
-        // were copying when the process died (see `copies_in_flight`), in
-        // the modes that stop at its damage (salvage reads on).
+        // Whether the last log may end in records its writers were writing
+        // side by side when the process died (see `copies_in_flight`): a
+        // mapped log, or one that says it was written positionally; in the
+        // modes that stop at its damage (salvage reads on).
+        let last_positional = match logs.get(last_written) {
+            Some(&n) => written_positionally(fs, &log_path(dir, n))?,
+            None => false,
+        };
         let in_flight_at_end = |i: usize| {
-            opts.logs_take_shared_writes()
+            (opts.allow_mmap_writes || last_positional)
                 && i == last_written
                 && matches!(
                     mode,
@@ -312,9 +318,10 @@ impl<'a> Replay<'a> {
     }
 
     /// Replays one log's records into the memtable, as the mode says.
-    /// `in_flight_at_end`: the log is the last, written through a map, so
-    /// its damage may be a crash's copies in flight (see
-    /// `copies_in_flight`), which counts as a torn tail.
+    /// `in_flight_at_end`: the log is the last, written side by side
+    /// (mapped, or positionally as its header says), so its damage may be
+    /// a crash's writes in flight (see `copies_in_flight`), which counts as
+    /// a torn tail.
     fn replay_log(
         &mut self,
         manifest: &mut Manifest,
@@ -364,7 +371,13 @@ impl<'a> Replay<'a> {
         for damage in reader.dropped() {
             let in_flight = in_flight_at_end
                 && !damage.is_torn_tail()
-                && copies_in_flight(self.fs, path, damage.offset, self.last_sequence)?;
+                && copies_in_flight(
+                    self.fs,
+                    path,
+                    damage.offset,
+                    self.last_sequence,
+                    reader.version() == Some(POSITIONAL_VERSION),
+                )?;
             if in_flight {
                 info!(
                     log,
@@ -420,28 +433,35 @@ impl<'a> Replay<'a> {
     }
 }
 
-/// Whether the damage at offset `from` of the mapped log at `path`, and
-/// every record after it, can be the copies of writes in flight when
-/// the process died: then it is a torn tail, not corruption.
+/// Whether the damage at offset `from` of the log at `path`, and every
+/// record after it, can be the writes in flight when the process died, in
+/// a log that writers write at once (positional or mapped): then it is a
+/// torn tail, not corruption.
 ///
-/// Writers copy into a mapped log at once, each at bytes reserved with
-/// its sequence numbers, so a crash can leave a record torn (or still
-/// zeros) with later writers' whole records after it. None of those
-/// writes was acknowledged: a write returns once every earlier one is
-/// in. Writes in flight all start less than `SEQUENCER_WINDOW`
-/// numbers apart (the sequencer holds writers back beyond it), and
-/// follow everything replayed. So whole records after the damage are
-/// taken for copies in flight when they are groups numbered after
-/// `last_sequence` (the last write replayed before the damage) whose
-/// starts lie within that window, and the file ends in zeros after them
-/// (the rest of the last growth: a log that was ended, cut to its records,
-/// ends in a whole record); a trailer, a record that does not decode,
-/// records spread wider or a log that ends otherwise mean damage.
+/// Writers write such a log at once, each at bytes reserved with its
+/// sequence numbers, so a crash can leave a record torn (or still zeros)
+/// with later writers' whole records after it. None of those writes was
+/// acknowledged: a write returns once every earlier one is in. Writes in
+/// flight all start less than `SEQUENCER_WINDOW` numbers apart (the
+/// sequencer holds writers back beyond it), and follow everything
+/// replayed. So whole records after the damage are taken for writes in
+/// flight when they are groups numbered after `last_sequence` (the last
+/// write replayed before the damage) whose starts lie within that window,
+/// and the file ends after them as a log being written does: in zeros (the
+/// rest of a mapped log's growth: a log that was ended, cut to its
+/// records, ends in a whole record) or, written `positionally`, also right
+/// there (such a log ends at its furthest write) or in a record cut short
+/// (that write, torn). A trailer, a record that does not decode, records
+/// spread wider or a log that ends otherwise mean damage. (So a positional
+/// log that was ended, then damaged before its last whole records, reads
+/// as writes in flight: dropped from the damage on, as damage would be,
+/// but not set aside.)
 pub(crate) fn copies_in_flight(
     fs: &dyn FileSystem,
     path: &Path,
     from: u64,
     last_sequence: Option<u64>,
+    positionally: bool,
 ) -> Result<bool> {
     let mut reader = LogReader::open(fs, path, DBRecoveryMode::SkipAnyCorruptedRecord)
         .map_err(|e| wal_error(path, e))?;
@@ -473,6 +493,20 @@ pub(crate) fn copies_in_flight(
     let read = |e| Error::io(format!("reading {}", path.display()), e);
     let file = fs.open_random(path).map_err(read)?;
     let size = file.size().map_err(read)?;
+    // Positional: right after the records, or in a record cut short.
+    let after = size - records_end;
+    if positionally {
+        if after == 0 {
+            return Ok(true);
+        }
+        let mut header = [0u8; RECORD_HEADER_LEN];
+        let header = &mut header[..after.min(RECORD_HEADER_LEN as u64) as usize];
+        file.read_exact_at(records_end, header).map_err(read)?;
+        if is_record_cut_short(header, after) {
+            return Ok(true);
+        }
+    }
+    // In zeros.
     let mut end = [0u8; RECORD_HEADER_LEN];
     if size < records_end + end.len() as u64 {
         return Ok(false);
@@ -480,6 +514,25 @@ pub(crate) fn copies_in_flight(
     file.read_exact_at(size - end.len() as u64, &mut end)
         .map_err(read)?;
     Ok(end.iter().all(|&b| b == 0))
+}
+
+/// Whether the log at `path` says it was written by many writers at once
+/// with positioned writes ([`POSITIONAL_VERSION`]): its version byte. A
+/// file too short to say, or missing, was not.
+pub(crate) fn written_positionally(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
+    let read = |e| Error::io(format!("reading {}", path.display()), e);
+    let file = match fs.open_random(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(read(e)),
+    };
+    let mut version = [0u8; 1];
+    let at = crate::wal::MAGIC.len() as u64;
+    if file.size().map_err(read)? <= at {
+        return Ok(false);
+    }
+    file.read_exact_at(at, &mut version).map_err(read)?;
+    Ok(version[0] == POSITIONAL_VERSION)
 }
 
 /// Where, in `logs` (the numbers of the logs to replay, in order), the last

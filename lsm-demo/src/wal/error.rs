@@ -193,8 +193,8 @@ impl fmt::Display for WalCorruption {
 /// ```
 /// use lsm_demo::wal::{LogReader, DBRecoveryMode, WalError};
 /// use std::io;
-/// let err = LogReader::new(b"lsm-wal\x03".to_vec(), DBRecoveryMode::AbsoluteConsistency).unwrap_err();
-/// assert!(matches!(err, WalError::UnsupportedVersion { version: 3, .. }));
+/// let err = LogReader::new(b"lsm-wal\x04".to_vec(), DBRecoveryMode::AbsoluteConsistency).unwrap_err();
+/// assert!(matches!(err, WalError::UnsupportedVersion { version: 4, .. }));
 /// let err = LogReader::new(b"not a log".to_vec(), DBRecoveryMode::PointInTime).unwrap_err();
 /// assert!(matches!(err, WalError::BadMagic { file: None, .. }));
 /// // As an I/O error, anything but a failed read is `InvalidData`.

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{
-    CorruptionKind, DBRecoveryMode, FILE_HEADER_LEN, FORMAT_VERSION, MAGIC, RECORD_HEADER_LEN,
-    WalCorruption, WalError,
+    CorruptionKind, DBRecoveryMode, FILE_HEADER_LEN, FORMAT_VERSION, MAGIC, POSITIONAL_VERSION,
+    RECORD_HEADER_LEN, WalCorruption, WalError,
 };
 
 /// The file header of a version-1 log: magic and version.
@@ -180,7 +180,7 @@ impl LogReader {
                 found,
             });
         }
-        if version != FORMAT_VERSION && version != 1 {
+        if ![1, FORMAT_VERSION, POSITIONAL_VERSION].contains(&version) {
             return Err(WalError::UnsupportedVersion {
                 file: reader.file,
                 version,
@@ -191,7 +191,7 @@ impl LogReader {
             reader.damaged(CorruptionKind::TornFileHeader)?;
             return Ok(reader);
         }
-        if version == FORMAT_VERSION {
+        if version != 1 {
             let stored = read_u32_le(&header, 16).unwrap_or_default();
             if masked_crc(&[&header[..16]]) != stored && VERIFY_CHECKSUMS {
                 reader.damaged(CorruptionKind::FileHeaderChecksumMismatch)?;
@@ -532,6 +532,18 @@ impl LogReader {
     pub fn dropped(&self) -> &[WalCorruption] {
         &self.dropped
     }
+}
+
+/// Whether the last `after` bytes of a log, which start with `header`
+/// (their first `RECORD_HEADER_LEN` bytes, or all of them if fewer), are
+/// a record cut short: part of a header, or an intact header whose
+/// payload runs past the end.
+pub(crate) fn is_record_cut_short(header: &[u8], after: u64) -> bool {
+    if after < RECORD_HEADER_LEN as u64 {
+        return after > 0;
+    }
+    let available = after - RECORD_HEADER_LEN as u64;
+    intact_header(header, u64::MAX).is_some_and(|length| u64::from(length) > available)
 }
 
 /// The payload length of a record header whose checksum holds and whose

@@ -2,7 +2,9 @@
 
 use std::io;
 
-use super::{FILE_HEADER_LEN, FORMAT_VERSION, MAGIC, MAX_RECORD_LEN, RECORD_HEADER_LEN};
+use super::{
+    FILE_HEADER_LEN, FORMAT_VERSION, MAGIC, MAX_RECORD_LEN, POSITIONAL_VERSION, RECORD_HEADER_LEN,
+};
 use crate::env::WritableFile;
 use crate::table::coding::masked_crc;
 
@@ -104,7 +106,11 @@ impl LogWriter {
     }
 
     /// [`Self::new`] for a log that follows log `previous_log` (its number
-    /// goes into the file header, see [`LogReader::previous_log`]).
+    /// goes into the file header, see [`LogReader::previous_log`]). The
+    /// header's version is [`POSITIONAL_VERSION`] for a file that many
+    /// writers write at once with positioned writes
+    /// ([`FileSystem::create_positional`](crate::env::FileSystem::create_positional)),
+    /// [`FORMAT_VERSION`] otherwise.
     ///
     /// # Examples
     ///
@@ -127,10 +133,17 @@ impl LogWriter {
                 ),
             ));
         }
+        // A file that writers write at once with positioned writes says so:
+        // a crash can end it in a shape recovery otherwise takes for damage.
+        let positional = file.shared_writes().is_some_and(|s| s.is_positional());
         let mut writer = Self::resume(file);
         let mut header = [0u8; FILE_HEADER_LEN];
         header[..MAGIC.len()].copy_from_slice(&MAGIC);
-        header[MAGIC.len()] = FORMAT_VERSION;
+        header[MAGIC.len()] = if positional {
+            POSITIONAL_VERSION
+        } else {
+            FORMAT_VERSION
+        };
         header[MAGIC.len() + 1..16].copy_from_slice(&previous_log.to_le_bytes());
         let crc = masked_crc(&[&header[..16]]);
         header[16..].copy_from_slice(&crc.to_le_bytes());
