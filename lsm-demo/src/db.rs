@@ -6,27 +6,29 @@
 //! ```text
 //! put ─► make_room_for_write (switch a full memtable under the state lock
 //!        and a closed sequencer; stall while flushes fall behind)
-//!     ─► reserve sequence numbers ─► post the framed record to the log
-//!        queue (without the log: nothing, the queue skips finished ranges
-//!        nobody posted); one writer at a time drains it. With a mapped
-//!        log (`allow_mmap_writes`), reserve the record's bytes in the log
-//!        with the numbers instead, and copy it there (`direct_log`)
+//!     ─► reserve sequence numbers and the record's bytes in the log,
+//!        write the framed record there with a `pwrite` (with a mapped
+//!        log, `allow_mmap_writes`, copy it), beside everyone else
+//!        (`direct_log`). With `allow_concurrent_log_write` off: reserve
+//!        the numbers, post the record to the log queue, and one writer at
+//!        a time drains it (without the log: nothing)
 //!     ─► insert beside everyone else ─► finish the range
 //!     ─► wait until the sequencer's published position passes the write
 //!        (every earlier write is in too)
 //!
 //! sync put ─► make_room_for_write ─► WriteGroup::write_in_place: the
-//!        leader reserves the group's numbers, posts one record for the
-//!        group and drains the queue, fdatasyncs once, inserts every
-//!        member's batch and finishes the group's range
+//!        leader reserves the group's numbers, writes one record for the
+//!        group (as above), fdatasyncs once, inserts every member's batch
+//!        and finishes the group's range
 //! ```
 //!
 //! Sequence numbers come from an [`ordered_publish::Sequencer`]: one
 //! compare-and-swap reserves a range, and readers see everything below its
 //! published position, which never passes a write still being inserted, so
 //! nobody sees part of a batch and a writer reads its own write once it
-//! returns. The log is filled through an [`ordered_publish::OrderedQueue`],
-//! so it holds records in sequence order without a leader.
+//! returns. The log's bytes are reserved with the numbers (or, appended,
+//! its records drained through an [`ordered_publish::OrderedQueue`]), so
+//! it holds records in sequence order without a leader.
 //!
 //! # Shared memory one unsynced write touches
 //!
@@ -41,7 +43,7 @@
 //! | room in the memtable | `state` mutex (lock, unlock) and the arena's size counters read | a load of the memtable-full flag, set now and then by a writer | the same |
 //! | the memtable | `state` mutex (lock, unlock), `Arc<Version>` clone and drop, an `Arc<Memtable>` per member | none: a pointer, replaced only while the sequencer is closed | the same |
 //! | sequence numbers | a counter in the log state, under its mutex | the sequencer's compare-and-swap; the room in its ring checked against a limit on the same line (until 2026-12-05 a load of the published position, a line every finish writes) | the same |
-//! | the log record | the leader frames and appends one record for the group, under the `log` mutex | framed by the writer itself; posted with a compare-and-swap on a queue slot and a store to the posted position (or a ring slot), a fence; appended by whoever drains, one `log` mutex lock and one append per pass, then the queue's drained position moves (a store; until session 18 also a separate written position: a swap, a store, a fence). With a mapped log (since session 19): none of that; the record's bytes come with the sequence numbers' compare-and-swap (128 bits), the writer copies it (writing the lines it shares with its neighbours' records), and once per log a flag that the log's size is unknown until it ends; every megabyte or so one writer grows the log under the `log` mutex | none: the queue counts the range skipped once it is finished (until 2026-12-05 a skip was posted and drained: a slot, the posted position, the drain lock) |
+//! | the log record | the leader frames and appends one record for the group, under the `log` mutex | framed by the writer itself; posted with a compare-and-swap on a queue slot and a store to the posted position (or a ring slot), a fence; appended by whoever drains, one `log` mutex lock and one append per pass, then the queue's drained position moves (a store; until session 18 also a separate written position: a swap, a store, a fence). With a mapped log (since session 19): none of that; the record's bytes come with the sequence numbers' compare-and-swap (128 bits), the writer copies it (writing the lines it shares with its neighbours' records), and once per log a flag that the log's size is unknown until it ends; every megabyte or so one writer grows the log under the `log` mutex. With a `pwrite` per writer (the default since session 24): the same, the copy made by the kernel, which takes the file's lock for it (the file's reference count, its size and times, and the page being filled are lines the cores share) | none: the queue counts the range skipped once it is finished (until 2026-12-05 a skip was posted and drained: a slot, the posted position, the drain lock) |
 //! | the write group | joining and leaving its queue, the publish turn | none | none |
 //! | the memtable insert | the skiplist's links, the arena shard's bump | the same | the same |
 //! | visibility | one store of the visible sequence per group | finishing the range: a store to the published position (or a ring slot), a fence | the same |
@@ -102,7 +104,7 @@ use write::{LogFile, SyncItem, check_batch_size};
 /// published position (the sequencer's ring): writers wait beyond it. So
 /// the writes in flight at any moment (reserved, not yet published) all
 /// start less than this many numbers apart, which recovery relies on to
-/// tell a mapped log's writes in flight at a crash from damage (see
+/// tell a log's writes in flight at a crash from damage (see
 /// `recovery::replay`).
 pub(crate) const SEQUENCER_WINDOW: usize = 1 << 16;
 
