@@ -542,10 +542,9 @@ impl Options {
     /// Recovery, with this option set, takes such an end of the last log
     /// for a torn tail when the whole records after the damage are numbered
     /// after everything before it and start within the sequencer's window
-    /// of each other (as writes in flight do) and the file ends after them
-    /// in zeros (the rest of the growth: a log that was ended is cut to its
-    /// records), in a record cut short, or right there, and for damage
-    /// otherwise:
+    /// of each other (as writes in flight do) and zeros end the file (the
+    /// rest of the growth: a log that was ended is cut to its records), and
+    /// for damage otherwise:
     /// [`DBRecoveryMode::PointInTime`] and
     /// [`DBRecoveryMode::TolerateCorruptedTailRecords`] drop those writes;
     /// [`DBRecoveryMode::AbsoluteConsistency`], which refuses any torn
@@ -632,22 +631,14 @@ impl Options {
         self.allow_concurrent_log_write = v;
         self
     }
-    /// Whether the logs take writes at reserved offsets from many threads
-    /// at once (mapped, or with a `pwrite` each) where the file system
-    /// allows it: then recovery may find a crash's writes in flight at the
-    /// end of the last log.
+    /// Whether logged writers write their own records, each at bytes it
+    /// reserves with its sequence numbers (through a map, or with a
+    /// `pwrite` each), where the file system allows it: else they hand
+    /// them to one appender at a time.
     pub(crate) fn logs_take_shared_writes(&self) -> bool {
-        self.allow_mmap_writes || self.logs_written_positionally()
-    }
-
-    /// Whether the logs take writes from many threads at once, each with a
-    /// `pwrite` (see `set_allow_concurrent_log_write`): then a crash can
-    /// also leave the last log ending right after a write in flight, not
-    /// only in zeros as a mapped log does.
-    pub(crate) fn logs_written_positionally(&self) -> bool {
-        !self.allow_mmap_writes
-            && self.allow_concurrent_log_write
-            && self.wal_recovery_mode != DBRecoveryMode::AbsoluteConsistency
+        self.allow_mmap_writes
+            || (self.allow_concurrent_log_write
+                && self.wal_recovery_mode != DBRecoveryMode::AbsoluteConsistency)
     }
     /// The tuning of the write group in which `sync` writers gather: its
     /// leader syncs the log once for all of them.

@@ -340,7 +340,8 @@ struct SalvagedLog {
 /// ([`DBRecoveryMode::SkipAnyCorruptedRecord`]), except at the end of the
 /// last log that took writes (`last`), where a crash's leftovers are a
 /// torn tail, as on open: a record cut short or zeros, and, for a log
-/// that writers wrote side by side (per `opts`), a torn record followed
+/// that writers wrote side by side (mapped, per `opts`, or positionally,
+/// as its header says), a torn record followed
 /// by whole ones that can only be writes in flight (see
 /// `recovery::copies_in_flight`). Those are not replayed, so the repair
 /// keeps a point in time there.

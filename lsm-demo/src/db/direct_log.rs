@@ -19,10 +19,10 @@
 //! reservations, by writers that hold no range: a reservation never runs
 //! past the grown end (the sequencer's byte limit), so a copy never waits
 //! for a growth and never fails. A `pwrite` extends the file itself, and
-//! can fail (a full disk, an I/O error): its writer fails the log from its record on,
-//! and every writer after it, already written or not, fails too, since
-//! recovery stops at the gap. Growing takes the log mutex, which also
-//! orders it with the switch to a new log.
+//! can fail (a full disk, an I/O error): its writer fails the log from its
+//! record on, and every writer after it, already written or not, fails
+//! too, since recovery stops at the gap. Growing takes the log mutex, which
+//! also orders it with the switch to a new log.
 
 use std::ops::Range;
 use std::sync::atomic::Ordering;

@@ -52,9 +52,9 @@ pub(crate) struct LogFile {
     pub(crate) number: u64,
     /// Syncs the file from a sync group's leader while appends go on.
     pub(crate) syncer: Option<Arc<dyn FileSync>>,
-    /// The file's half that writers copy their records into, when it has
+    /// The file's half that writers write their records into, when it has
     /// one (see `direct_log`): kept here, not only in the writer, so that it
-    /// outlives a writer dropped after a failure while writers still copy.
+    /// outlives a writer dropped after a failure while writers still write.
     pub(crate) shared: Option<Arc<SharedFile>>,
     /// The bytes of one drain pass, kept between passes.
     buffer: Vec<u8>,

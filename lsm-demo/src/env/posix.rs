@@ -149,18 +149,24 @@ impl FileLock for PosixFileLock {
     }
 }
 
+/// Creates `path`, or truncates it, for writing (and, if `read`, reading).
+fn create_truncated(path: &Path, read: bool) -> io::Result<File> {
+    OpenOptions::new()
+        .read(read)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| annotate(e, "create", path))
+}
+
 impl FileSystem for PosixFs {
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
         fs::create_dir_all(path).map_err(|e| annotate(e, "create directory", path))
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(|e| annotate(e, "create", path))?;
+        let file = create_truncated(path, false)?;
         Ok(Box::new(PosixWritableFile {
             file,
             path: path.to_path_buf(),
@@ -175,13 +181,8 @@ impl FileSystem for PosixFs {
     fn create_mapped(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         #[cfg(target_os = "linux")]
         {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(path)
-                .map_err(|e| annotate(e, "create", path))?;
+            // Readable too: a shared mapping of the file reads it.
+            let file = create_truncated(path, true)?;
             match SharedWritableFile::new(file, path.to_path_buf(), Backing::Mapped) {
                 Ok(mapped) => return Ok(Box::new(mapped)),
                 // No `fallocate` (EOPNOTSUPP), or no shared mappings of
@@ -199,12 +200,7 @@ impl FileSystem for PosixFs {
     fn create_positional(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         #[cfg(target_os = "linux")]
         {
-            let file = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(path)
-                .map_err(|e| annotate(e, "create", path))?;
+            let file = create_truncated(path, false)?;
             let shared = SharedWritableFile::new(file, path.to_path_buf(), Backing::Positional)
                 .map_err(|e| annotate(e, "create", path))?;
             Ok(Box::new(shared))

@@ -17,11 +17,12 @@
 //!
 //! A mapped file grows `GROW` bytes at a time, ahead of the writes:
 //! `fallocate` extends it and reserves the blocks first, so a full disk
-//! fails that call, never a page fault in the middle of a copy. It is mapped in chunks of `CHUNK` bytes, each mapped
-//! once and kept until the file is dropped, so an address handed to one
-//! writer stays valid while others extend the file; its new pages are
-//! faulted in writable (`MADV_POPULATE_WRITE`) as it grows rather than one
-//! fault per page in the middle of a copy. `fdatasync` writes back the pages
+//! fails that call, never a page fault in the middle of a copy. It is
+//! mapped in chunks of `CHUNK` bytes, each mapped once and kept until the
+//! file is dropped, so an address handed to one writer stays valid while
+//! others extend the file; its new pages are faulted in writable
+//! (`MADV_POPULATE_WRITE`) as it grows rather than one fault per page in
+//! the middle of a copy. `fdatasync` writes back the pages
 //! dirtied through the map as it does written ones (on Linux
 //! `msync(MS_SYNC)` is the same call on a range), so sync handles are the
 //! plain file's. A sync through the file itself, and dropping it, cut it
@@ -86,7 +87,8 @@ const GROW: u64 = 64 << 10;
 /// owner says where the writes end ([`set_size`](Self::set_size)), which
 /// is then the file's size (where appends go, what a sync cuts to). Bytes
 /// below it that nobody wrote read as zeros, which a log reader takes for
-/// a torn tail. Writes add no shared counter of their own.
+/// damage (or, in a log that says it was written this way, a crash's
+/// writes in flight). Writes add no shared counter of their own.
 ///
 /// # Examples
 ///
@@ -118,8 +120,8 @@ pub struct SharedFile {
     /// Mapped, `chunks[i]` maps the file's bytes from `i * CHUNK`; null
     /// until the file first grows into it. Empty when positional.
     chunks: Box<[AtomicPtr<u8>]>,
-    /// Bytes the file is grown to (blocks reserved, chunks mapped): writes
-    /// below it touch only memory.
+    /// Bytes the file is grown to (mapped: blocks reserved, chunks
+    /// mapped): writes below it need no growth first.
     grown: AtomicU64,
     /// Held while growing, one grower at a time.
     grow: Mutex<()>,
@@ -341,8 +343,9 @@ impl SharedFile {
         self.backing == Backing::Positional
     }
 
-    /// How far the file is grown: writes that end there touch only memory
-    /// (a [`write_at`](Self::write_at) past it grows the file first).
+    /// How far the file is grown: mapped, writes that end there touch only
+    /// memory (a [`write_at`](Self::write_at) past it grows the file
+    /// first); positional, where writes need no growth step.
     ///
     /// Acquire: pairs with the grower's Release, so that a write below it
     /// finds its chunk mapped.
