@@ -34,9 +34,9 @@
 //! and after a crash the file ends where the furthest write ended. Blocks
 //! reserved ahead cost more than they save there: on ext4 a `fdatasync` of
 //! writes into reserved (or sparse) space inside the file's size was
-//! slower than one of writes past its end, and sync writers from 32
-//! threads wrote at 0.69x the appending log's rate with `fallocate`
-//! ahead, against 0.97x without (Session 24's figures).
+//! slower than one of writes past its end under load, and sync writers
+//! from 32 threads wrote at 0.69x-0.80x the appending log's rate with
+//! `fallocate` ahead, against 0.97x-1.09x without (Session 24's figures).
 
 use std::fs::File;
 use std::io;
