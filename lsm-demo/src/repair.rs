@@ -230,8 +230,7 @@ pub fn verify_with_fs(opts: &Options, dir: &Path, fs: &dyn FileSystem) -> Result
             Ok([]) => {}
             Ok([tail]) if tail.is_torn_tail() => report.torn_tails.push((path, tail.dropped_bytes)),
             Ok([damage])
-                if side_by_side
-                    && copies_in_flight(fs, &path, damage.offset, last_sequence, positional)? =>
+                if side_by_side && copies_in_flight(fs, &path, damage.offset, last_sequence)? =>
             {
                 report.torn_tails.push((path, damage.dropped_bytes))
             }
@@ -372,7 +371,7 @@ fn salvage_log(
         };
         if in_flight_possible && let Some(damage) = reader.dropped().first() {
             in_flight_possible = false;
-            if copies_in_flight(fs, path, damage.offset, *last_replayed, positional)? {
+            if copies_in_flight(fs, path, damage.offset, *last_replayed)? {
                 // From the damage to the end of the file.
                 let size = fs
                     .file_size(path)

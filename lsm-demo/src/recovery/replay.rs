@@ -371,13 +371,7 @@ impl<'a> Replay<'a> {
         for damage in reader.dropped() {
             let in_flight = in_flight_at_end
                 && !damage.is_torn_tail()
-                && copies_in_flight(
-                    self.fs,
-                    path,
-                    damage.offset,
-                    self.last_sequence,
-                    reader.version() == Some(POSITIONAL_VERSION),
-                )?;
+                && copies_in_flight(self.fs, path, damage.offset, self.last_sequence)?;
             if in_flight {
                 info!(
                     log,
@@ -449,8 +443,9 @@ impl<'a> Replay<'a> {
 /// write replayed before the damage) whose starts lie within that window,
 /// and the file ends after them as a log being written does: in zeros (the
 /// rest of a mapped log's growth: a log that was ended, cut to its
-/// records, ends in a whole record) or, written `positionally`, also right
-/// there (such a log ends at its furthest write) or in a record cut short
+/// records, ends in a whole record) or, in a log whose header says it was
+/// written positionally ([`POSITIONAL_VERSION`]), also right there (such a
+/// log ends at its furthest write) or in a record cut short
 /// (that write, torn). A trailer, a record that does not decode, records
 /// spread wider or a log that ends otherwise mean damage. (So a positional
 /// log that was ended, then damaged before its last whole records, reads
@@ -461,10 +456,10 @@ pub(crate) fn copies_in_flight(
     path: &Path,
     from: u64,
     last_sequence: Option<u64>,
-    positionally: bool,
 ) -> Result<bool> {
     let mut reader = LogReader::open(fs, path, DBRecoveryMode::SkipAnyCorruptedRecord)
         .map_err(|e| wal_error(path, e))?;
+    let positionally = reader.version() == Some(POSITIONAL_VERSION);
     let (mut lowest, mut highest) = (u64::MAX, 0);
     // Where the last whole record after the damage ends.
     let mut records_end = from;
@@ -517,22 +512,17 @@ pub(crate) fn copies_in_flight(
 }
 
 /// Whether the log at `path` says it was written by many writers at once
-/// with positioned writes ([`POSITIONAL_VERSION`]): its version byte. A
-/// file too short to say, or missing, was not.
+/// with positioned writes: its intact file header has
+/// [`POSITIONAL_VERSION`]. A missing file, or one that is not a log, does
+/// not say so (the reader that replays it reports what it is).
 pub(crate) fn written_positionally(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
-    let read = |e| Error::io(format!("reading {}", path.display()), e);
-    let file = match fs.open_random(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(read(e)),
-    };
-    let mut version = [0u8; 1];
-    let at = crate::wal::MAGIC.len() as u64;
-    if file.size().map_err(read)? <= at {
-        return Ok(false);
+    match LogReader::open(fs, path, DBRecoveryMode::SkipAnyCorruptedRecord) {
+        Ok(reader) => Ok(reader.version() == Some(POSITIONAL_VERSION)),
+        Err(WalError::Io { source, .. }) if source.kind() != std::io::ErrorKind::NotFound => {
+            Err(Error::io(format!("reading {}", path.display()), source))
+        }
+        Err(_) => Ok(false),
     }
-    file.read_exact_at(at, &mut version).map_err(read)?;
-    Ok(version[0] == POSITIONAL_VERSION)
 }
 
 /// Where, in `logs` (the numbers of the logs to replay, in order), the last
