@@ -120,8 +120,8 @@ pub struct SharedFile {
     /// Mapped, `chunks[i]` maps the file's bytes from `i * CHUNK`; null
     /// until the file first grows into it. Empty when positional.
     chunks: Box<[AtomicPtr<u8>]>,
-    /// Bytes the file is grown to (mapped: blocks reserved, chunks
-    /// mapped): writes below it need no growth first.
+    /// Bytes the file is grown to (blocks reserved, chunks mapped): writes
+    /// below it touch only memory. `u64::MAX` when positional.
     grown: AtomicU64,
     /// Held while growing, one grower at a time.
     grow: Mutex<()>,
@@ -176,9 +176,11 @@ impl SharedFile {
     /// file system that cannot reserve blocks or (`Mapped`) map its files
     /// (`EOPNOTSUPP`, `ENODEV`: the caller then writes the file normally).
     fn new(file: File, path: PathBuf, backing: Backing) -> io::Result<SharedFile> {
-        let chunks = match backing {
-            Backing::Mapped => CHUNKS,
-            Backing::Positional => 0,
+        // A positional file is grown to the end from the start: each
+        // `pwrite` extends it, and no growth step ever runs.
+        let (chunks, grown) = match backing {
+            Backing::Mapped => (CHUNKS, 0),
+            Backing::Positional => (0, u64::MAX),
         };
         let shared = SharedFile {
             file,
@@ -187,7 +189,7 @@ impl SharedFile {
             chunks: (0..chunks)
                 .map(|_| AtomicPtr::new(ptr::null_mut()))
                 .collect(),
-            grown: AtomicU64::new(0),
+            grown: AtomicU64::new(grown),
             grow: Mutex::new(()),
             written: AtomicU64::new(0),
             size_unknown: AtomicBool::new(false),
@@ -343,9 +345,9 @@ impl SharedFile {
         self.backing == Backing::Positional
     }
 
-    /// How far the file is grown: mapped, writes that end there touch only
-    /// memory (a [`write_at`](Self::write_at) past it grows the file
-    /// first); positional, where writes need no growth step.
+    /// How far the file is grown: writes that end there touch only memory
+    /// (a [`write_at`](Self::write_at) past it grows the file first);
+    /// `u64::MAX` for a positional file, which never needs a growth.
     ///
     /// Acquire: pairs with the grower's Release, so that a write below it
     /// finds its chunk mapped.
@@ -358,17 +360,16 @@ impl SharedFile {
     }
 
     /// Grows the file to hold at least `end` bytes (in steps of 1 MiB):
-    /// mapped, reserves the blocks (`fallocate`), maps what is not mapped
-    /// yet and faults the new pages in; positional, only moves the end
-    /// below which writes need no growth (the writes extend the file
-    /// themselves). Waits for another thread that grows it. For
+    /// reserves the blocks (`fallocate`), maps what is not mapped yet and
+    /// faults the new pages in; nothing for a positional file, whose writes
+    /// extend it themselves. Waits for another thread that grows it. For
     /// an owner that grows the file ahead of its writers, so that no write
     /// waits for a growth while others wait for it.
     ///
     /// # Errors
     ///
-    /// Mapped: a full disk, a file system that cannot reserve blocks, or
-    /// `end` past 64 GiB; the file is as it was.
+    /// A full disk, a file system that cannot reserve blocks, or `end` past
+    /// 64 GiB: the file is as it was.
     ///
     /// # Examples
     ///
@@ -387,24 +388,24 @@ impl SharedFile {
         let _guard = self.grow.lock().unwrap_or_else(PoisonError::into_inner);
         // Relaxed: only growers store it, under the lock we hold.
         let grown = self.grown.load(Ordering::Relaxed);
+        // Always, for a positional file (grown to `u64::MAX`): only a mapped
+        // one goes on.
         if end <= grown {
             return Ok(());
         }
         let target = end.div_ceil(GROW) * GROW;
-        if self.backing == Backing::Mapped && target > CHUNK * CHUNKS as u64 {
+        if target > CHUNK * CHUNKS as u64 {
             return Err(io::Error::new(
                 io::ErrorKind::FileTooLarge,
                 "a mapped file grows to 64 GiB at most",
             ));
         }
-        if self.backing == Backing::Mapped {
-            let (start, len) = file_range(grown, target - grown)?;
-            // SAFETY: a plain system call on a descriptor we own.
-            if unsafe { libc::fallocate(self.file.as_raw_fd(), 0, start, len) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            self.map(grown, target)?;
+        let (start, len) = file_range(grown, target - grown)?;
+        // SAFETY: a plain system call on a descriptor we own.
+        if unsafe { libc::fallocate(self.file.as_raw_fd(), 0, start, len) } != 0 {
+            return Err(io::Error::last_os_error());
         }
+        self.map(grown, target)?;
         // Release: writers that read the new end (Acquire) see the chunks.
         self.grown.store(target, Ordering::Release);
         Ok(())
@@ -568,11 +569,13 @@ impl WritableFile for SharedWritableFile {
                 .file
                 .set_len(written)
                 .map_err(|e| annotate(e, "truncate", &shared.path))?;
-            // The next write grows the file again, from the page that holds
-            // the end (growths start page-aligned). Relaxed: under the lock,
-            // and no writer is at work.
-            let page = page_size();
-            shared.grown.store(written / page * page, Ordering::Relaxed);
+            // Mapped, the next write grows the file again, from the page
+            // that holds the end (growths start page-aligned). Relaxed:
+            // under the lock, and no writer is at work.
+            if shared.backing == Backing::Mapped {
+                let page = page_size();
+                shared.grown.store(written / page * page, Ordering::Relaxed);
+            }
         }
         // fdatasync writes back the pages dirtied through the map too.
         sync_data(&shared.file, &shared.path)
