@@ -721,7 +721,7 @@ impl<'a> BatchOp<'a> {
 mod records;
 pub use records::BadRecord;
 pub(crate) use records::{
-    Record, Records, decode_group, decode_log_trailer, group_header, log_trailer,
+    NO_NEXT_LOG, Record, Records, decode_group, decode_log_trailer, group_header, log_trailer,
 };
 
 #[cfg(test)]

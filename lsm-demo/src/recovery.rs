@@ -51,10 +51,13 @@
 //! what a switch leaves when the process dies after creating the new log
 //! and before ending the old one: the old one is then the last that took
 //! writes and may end as a last log does, without its trailer (and,
-//! mapped, in zeros), and the unused one is retired. With
-//! `allow_mmap_writes`, damage in the last log that took writes followed by
-//! whole records that can only be writes in flight at a crash is a torn
-//! tail too (see `replay::copies_in_flight`).
+//! mapped, in zeros), and the unused one is retired. In the last log that
+//! took writes, if writers wrote it side by side (mapped under
+//! `allow_mmap_writes`, or positionally as its header says), damage followed
+//! by whole records that can only be writes in flight at a crash is a torn
+//! tail too (see `replay::copies_in_flight`). A positional log the engine
+//! closed ends with a trailer that names no log (`batch::NO_NEXT_LOG`),
+//! written once its records are durable: its damage is damage.
 
 mod replay;
 use replay::Replay;

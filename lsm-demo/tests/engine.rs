@@ -253,8 +253,10 @@ fn corrupt_log_tail_is_dropped_or_reported() {
     }
     let log = log_files(dir.path()).pop().unwrap();
     let mut bytes = std::fs::read(&log).unwrap();
-    let n = bytes.len();
-    bytes[n - 3] ^= 0x5a; // damage the last record
+    // The log ends with the trailer of a closed log (a 12-byte record
+    // header, then 20 bytes): damage the last write's record before it.
+    let n = bytes.len() - 32;
+    bytes[n - 3] ^= 0x5a;
     std::fs::write(&log, &bytes).unwrap();
 
     let mut strict = o.clone();

@@ -26,10 +26,11 @@ use common::faults::*;
 /// the power goes off while they run (during flushes and compactions, with
 /// 64 KiB memtables); the reopened database holds every acknowledged write,
 /// and the one write each thread had in flight entirely or not at all.
-fn synced_writers_survive_power_loss(kind: MemtableKind, torn: bool, seed: u64) {
+/// `log` picks how records reach the log.
+fn synced_writers_survive_power_loss(kind: MemtableKind, log: LogWrites, torn: bool, seed: u64) {
     const THREADS: usize = 4;
     let fs = FaultInjectionFs::new();
-    let o = options(kind);
+    let o = log.options(kind);
     let mut rng = Rng::new(seed);
     let mut models: Vec<State> = vec![State::new(); THREADS];
     for round in 0..3u64 {
@@ -106,14 +107,140 @@ fn synced_writers_survive_power_loss(kind: MemtableKind, torn: bool, seed: u64) 
 
 #[test]
 fn synced_writes_survive_power_loss_skiplist() {
-    synced_writers_survive_power_loss(MemtableKind::SkipList, false, 1);
-    synced_writers_survive_power_loss(MemtableKind::SkipList, true, 2);
+    use LogWrites::*;
+    synced_writers_survive_power_loss(MemtableKind::SkipList, Positional, false, 1);
+    synced_writers_survive_power_loss(MemtableKind::SkipList, Positional, true, 2);
+    synced_writers_survive_power_loss(MemtableKind::SkipList, Appended, true, 5);
 }
 
 #[test]
 fn synced_writes_survive_power_loss_vector() {
-    synced_writers_survive_power_loss(MemtableKind::Vector, false, 3);
-    synced_writers_survive_power_loss(MemtableKind::Vector, true, 4);
+    use LogWrites::*;
+    synced_writers_survive_power_loss(MemtableKind::Vector, Positional, false, 3);
+    synced_writers_survive_power_loss(MemtableKind::Vector, Positional, true, 4);
+    synced_writers_survive_power_loss(MemtableKind::Vector, Appended, false, 6);
+}
+
+/// Four threads write to keys of their own, a quarter of their writes
+/// synced, the rest not; the power goes off while they run. Each thread's
+/// keys come back as its model after a prefix of its writes (its write in
+/// flight last) that holds every write it saw acknowledged up to its last
+/// synced one. The log is written positionally: a synced write's sync
+/// must cover every earlier write's record, synced or not, or a power loss
+/// that keeps the synced record's page and drops an earlier one leaves a
+/// gap that recovery stops at, before the synced write.
+fn mixed_writers_keep_every_synced_write(kind: MemtableKind, log: LogWrites, seed: u64) {
+    const THREADS: usize = 4;
+    let fs = FaultInjectionFs::new();
+    let o = log.options(kind);
+    let mut rng = Rng::new(seed);
+    let mut bases: Vec<State> = vec![State::new(); THREADS];
+    for round in 0..8u64 {
+        let db = open(&fs, &o).expect("open");
+        let target = 200 + rng.below(2000);
+        let acked = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        // Per thread: its writes (the one in flight last) and how many of
+        // them a synced write made durable.
+        let results: Vec<(Vec<Op>, usize)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let (db, acked, stop) = (&db, &acked, &stop);
+                    s.spawn(move || {
+                        let mut rng = Rng::new(seed ^ (round << 32) ^ (t as u64 + 1) << 48);
+                        let name = move |k: u64| thread_key(t, k);
+                        let (mut history, mut durable) = (Vec::new(), 0);
+                        for i in 0.. {
+                            if stop.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            let tag = (round << 40) | ((t as u64) << 32) | i;
+                            let op = random_op(&mut rng, tag, 60, &name);
+                            let sync = rng.percent(25);
+                            let written = db.write_opt(batch_of(&op), &write_options(sync));
+                            history.push(op);
+                            match written {
+                                Ok(()) if sync => durable = history.len(),
+                                Ok(()) => {}
+                                Err(_) => break,
+                            }
+                            acked.fetch_add(1, Ordering::Relaxed);
+                        }
+                        (history, durable)
+                    })
+                })
+                .collect();
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while acked.load(Ordering::Relaxed) < target
+                && !handles.iter().all(|h| h.is_finished())
+                && Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            let torn = rng.percent(75).then(|| rng.next());
+            power_off(&fs, torn);
+            stop.store(true, Ordering::Relaxed);
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(
+            acked.load(Ordering::Relaxed) >= target,
+            "seed {seed}: writers failed before the power loss"
+        );
+        reboot(&fs, db);
+        let db = open(&fs, &o).unwrap_or_else(|e| panic!("seed {seed} round {round}: {e}"));
+        let actual = scan(&db);
+        let mut seen = 0;
+        for (t, (history, durable)) in results.into_iter().enumerate() {
+            let mine = thread_entries(&actual, t);
+            seen += mine.len();
+            let prefixes = matching_prefixes(&bases[t], &history, &mine);
+            assert!(
+                prefixes.last().is_some_and(|&k| k >= durable),
+                "seed {seed} round {round} thread {t}: its keys are its model after prefixes \
+                 {prefixes:?} of {} writes, but writes up to {durable} were synced",
+                history.len()
+            );
+            bases[t] = mine;
+        }
+        assert_eq!(seen, actual.len(), "seed {seed}: keys nobody wrote");
+        drop(db);
+    }
+}
+
+#[test]
+fn mixed_writers_keep_every_synced_write_skiplist() {
+    for seed in 0..4 {
+        mixed_writers_keep_every_synced_write(
+            MemtableKind::SkipList,
+            LogWrites::Positional,
+            70 + seed,
+        );
+    }
+    mixed_writers_keep_every_synced_write(MemtableKind::SkipList, LogWrites::Appended, 80);
+}
+
+#[test]
+fn mixed_writers_keep_every_synced_write_vector() {
+    mixed_writers_keep_every_synced_write(MemtableKind::Vector, LogWrites::Positional, 90);
+}
+
+/// How records reach the log: each writer's with a positioned write of its
+/// own (the default), or appended by one thread at a time
+/// (`allow_concurrent_log_write` off). A power loss keeps any set of the
+/// unsynced pages of the first, a prefix of the unsynced bytes of the
+/// second (see `FaultInjectionFs::simulate_crash_torn`).
+#[derive(Clone, Copy, Debug)]
+enum LogWrites {
+    Positional,
+    Appended,
+}
+
+impl LogWrites {
+    fn options(self, kind: MemtableKind) -> lsm_demo::Options {
+        let mut o = options(kind);
+        o.set_allow_concurrent_log_write(matches!(self, LogWrites::Positional));
+        o
+    }
 }
 
 /// The prefixes `k` of `history` whose model state (from `base`) equals
@@ -154,9 +281,14 @@ fn matching_prefixes(base: &State, history: &[Op], actual: &State) -> Vec<usize>
 /// One writer, mostly unsynced writes: after each power loss the state is
 /// the model after a prefix of the acknowledged writes that reaches the
 /// last synced write (or successful `flush`).
-fn unsynced_writes_lose_only_a_tail(kind: MemtableKind, sync_percent: u64, seed: u64) {
+fn unsynced_writes_lose_only_a_tail(
+    kind: MemtableKind,
+    log: LogWrites,
+    sync_percent: u64,
+    seed: u64,
+) {
     let fs = FaultInjectionFs::new();
-    let o = options(kind);
+    let o = log.options(kind);
     let mut rng = Rng::new(seed);
     let mut base = State::new();
     for round in 0..4u64 {
@@ -203,18 +335,22 @@ fn unsynced_writes_lose_only_a_tail(kind: MemtableKind, sync_percent: u64, seed:
 
 #[test]
 fn unsynced_writes_lose_only_a_tail_skiplist() {
+    use LogWrites::*;
     for seed in 0..3 {
-        unsynced_writes_lose_only_a_tail(MemtableKind::SkipList, 0, 10 + seed);
-        unsynced_writes_lose_only_a_tail(MemtableKind::SkipList, 3, 20 + seed);
+        unsynced_writes_lose_only_a_tail(MemtableKind::SkipList, Positional, 0, 10 + seed);
+        unsynced_writes_lose_only_a_tail(MemtableKind::SkipList, Positional, 3, 20 + seed);
     }
+    unsynced_writes_lose_only_a_tail(MemtableKind::SkipList, Appended, 3, 50);
 }
 
 #[test]
 fn unsynced_writes_lose_only_a_tail_vector() {
+    use LogWrites::*;
     for seed in 0..2 {
-        unsynced_writes_lose_only_a_tail(MemtableKind::Vector, 0, 30 + seed);
-        unsynced_writes_lose_only_a_tail(MemtableKind::Vector, 3, 40 + seed);
+        unsynced_writes_lose_only_a_tail(MemtableKind::Vector, Positional, 0, 30 + seed);
+        unsynced_writes_lose_only_a_tail(MemtableKind::Vector, Positional, 3, 40 + seed);
     }
+    unsynced_writes_lose_only_a_tail(MemtableKind::Vector, Appended, 0, 60);
 }
 
 /// `flush_wal(true)` makes every write acknowledged before it durable, as
@@ -222,9 +358,12 @@ fn unsynced_writes_lose_only_a_tail_vector() {
 /// writes after it may be lost, but only as a tail.
 #[test]
 fn flush_wal_makes_earlier_unsynced_writes_survive_power_loss() {
-    for kind in [MemtableKind::SkipList, MemtableKind::Vector] {
+    for (kind, log) in [
+        (MemtableKind::SkipList, LogWrites::Positional),
+        (MemtableKind::Vector, LogWrites::Appended),
+    ] {
         let fs = FaultInjectionFs::new();
-        let o = options(kind);
+        let o = log.options(kind);
         let db = open(&fs, &o).unwrap();
         for i in 0..200u32 {
             db.put(i.to_be_bytes(), i.to_le_bytes()).unwrap();

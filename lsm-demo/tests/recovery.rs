@@ -721,13 +721,22 @@ fn a_failed_table_read_is_an_io_error_that_names_the_file() {
 /// the old one without its trailer (mapped: ending in zeros). No write was
 /// lost: the old log is the last that took writes, and recovery treats it
 /// as the last log, in every mode that drops a torn tail, and sets nothing
-/// aside.
+/// aside. The same holds when the old log was closed (a positional one
+/// then ends with the trailer of a closed log) and the next open died
+/// after creating its log, before its manifest.
 #[test]
 fn a_switch_cut_short_by_a_crash_leaves_the_old_log_last() {
     use lsm_demo::env::PosixFs;
     use std::io::Write;
-    // (mapped log, the new log's header written: else empty, or zeros)
-    for (mapped, header) in [(false, true), (false, false), (true, true), (true, false)] {
+    // (mapped log, the new log's header written: else empty, or zeros;
+    // the old log closed)
+    for (mapped, header, closed) in [
+        (false, true, false),
+        (false, false, false),
+        (false, true, true),
+        (true, true, false),
+        (true, false, false),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let mut o = options();
         o.set_allow_mmap_writes(mapped);
@@ -740,6 +749,9 @@ fn a_switch_cut_short_by_a_crash_leaves_the_old_log_last() {
         }
         drop(db);
         let old = common::log_files(dir.path()).pop().unwrap();
+        if !mapped && !closed {
+            common::cut_closed_trailer(&old);
+        }
         let number: u64 = old.file_stem().unwrap().to_str().unwrap().parse().unwrap();
         let new = dir.path().join(format!("{:06}.log", number + 1));
         let append = |path: &Path| {
@@ -775,7 +787,7 @@ fn a_switch_cut_short_by_a_crash_leaves_the_old_log_last() {
             }
             let mut o = Options::default();
             o.set_allow_mmap_writes(mapped).set_wal_recovery_mode(mode);
-            let what = format!("mapped {mapped}, header {header}, {mode:?}");
+            let what = format!("mapped {mapped}, header {header}, closed {closed}, {mode:?}");
             let db = DB::open(&o, copy.path()).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(contents(&db), expected, "{what}");
             let recovery = db.stats().recovery;

@@ -85,6 +85,12 @@ pub(crate) fn log_trailer(next_log: u64) -> [u8; LOG_TRAILER_LEN] {
     t
 }
 
+/// What the trailer of a log the engine closed names: no log has this
+/// number. Only a log written positionally ends so, once its writers are
+/// done: recovery then knows that damage before its end is damage, not a
+/// crash's writes in flight.
+pub(crate) const NO_NEXT_LOG: u64 = 0;
+
 /// The next log named by a trailer record, or `None` for any other record.
 pub(crate) fn decode_log_trailer(record: &[u8]) -> Option<u64> {
     let (header, next) = record.split_at_checked(GROUP_HEADER_LEN)?;

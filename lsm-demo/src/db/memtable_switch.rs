@@ -168,13 +168,22 @@ impl Shared {
         // A broken writer (only `resume` replaces one) takes no trailer: its
         // log is retired, by flushing its memtables, before any write
         // reaches the new one.
+        let side_by_side = log.shared.is_some();
         if let Some(old) = log.writer.as_mut().filter(|w| !w.is_failed()) {
             // The old log ends with a trailer naming the new one, so a
             // replay can tell a complete log from one cut short. Its
             // unsynced writes must be durable once a later synced write in
             // the new log is.
+            // Written side by side, its records are synced first: pages
+            // reach the disk in any order, and a trailer that reached it
+            // before a record did would make a crash's writes in flight
+            // look like damage.
             let trailer = crate::batch::log_trailer(number);
-            let ended = match old.add_record(&trailer) {
+            let records_synced = match side_by_side {
+                true => old.sync(),
+                false => Ok(()),
+            };
+            let ended = match records_synced.and_then(|()| old.add_record(&trailer)) {
                 Ok(()) => old.sync(),
                 Err(e) => {
                     // Nothing names the new log: as above.

@@ -530,9 +530,19 @@ pub(super) fn check_batch_size(data_size: usize) -> Result<()> {
 
 /// What a closing database still owes the log: a sync of what was written
 /// (`reserved`: the sequencer's byte count, the end of the direct copies).
+/// A log written positionally then ends with the trailer of a closed log
+/// ([`NO_NEXT_LOG`](crate::batch::NO_NEXT_LOG)), written once its records
+/// are durable (pages reach the disk in any order: a trailer that reached
+/// it before a record did would make a crash's writes in flight look like
+/// damage), and synced.
 pub(super) fn sync_on_close(log: &mut LogFile, reserved: u64) {
     log.end_copies(reserved);
+    let positional = log.shared.as_ref().is_some_and(|s| s.is_positional());
+    // A log whose write failed has no writer (see `fail_log_from`).
     if let Some(w) = log.writer.as_mut() {
+        if positional && w.sync().is_ok() {
+            let _ = w.add_record(&crate::batch::log_trailer(crate::batch::NO_NEXT_LOG));
+        }
         let _ = w.sync();
     }
 }

@@ -12,6 +12,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::{FileSystem, RandomAccessFile, WritableFile};
 
 mod files;
+mod inode;
+
+use inode::Inode;
 
 /// The kinds of call [`FaultInjectionFs`] can make fail.
 ///
@@ -34,7 +37,9 @@ pub enum FaultOp {
     Create,
     /// [`FileSystem::open_random`].
     Open,
-    /// [`WritableFile::append`].
+    /// [`WritableFile::append`], and each write through the
+    /// [`WritableFile::shared_writes`] of a file made by
+    /// [`FileSystem::create_positional`].
     Append,
     /// [`WritableFile::sync`].
     Sync,
@@ -102,12 +107,6 @@ enum FaultRule {
 struct OpStats {
     calls: u64,
     injected: u64,
-}
-
-#[derive(Debug, Default)]
-struct Inode {
-    data: Vec<u8>,
-    synced_len: usize,
 }
 
 type InodeRef = Arc<Mutex<Inode>>;
@@ -325,7 +324,11 @@ impl FaultInjectionFs {
 
     /// Like [`Self::simulate_crash`], but each file keeps a random-length
     /// prefix of its unsynced bytes (chosen from `seed`), as a disk that
-    /// wrote some of its cache before the power went off.
+    /// wrote some of its cache before the power went off. A file made by
+    /// [`FileSystem::create_positional`] keeps a random set of its unsynced
+    /// pages (4 KiB, each whole or zeros) instead, writes below its synced
+    /// length included, and ends after the last page kept: a disk writes
+    /// dirty pages back in no particular order.
     ///
     /// # Examples
     ///
@@ -352,20 +355,7 @@ impl FaultInjectionFs {
         state.locks.clear();
         let durable = state.durable.clone();
         for inode in durable.values() {
-            let mut inode = lock_ignoring_poison(inode);
-            let unsynced = inode.data.len() - inode.synced_len;
-            let keep = match rng.as_mut() {
-                Some(r) if unsynced > 0 => {
-                    *r ^= *r << 13;
-                    *r ^= *r >> 7;
-                    *r ^= *r << 17;
-                    (*r % (unsynced as u64 + 1)) as usize
-                }
-                _ => 0,
-            };
-            let len = inode.synced_len + keep;
-            inode.data.truncate(len);
-            inode.synced_len = len;
+            lock_ignoring_poison(inode).lose_power(rng.as_mut());
         }
         state.live = durable;
     }
@@ -614,7 +604,10 @@ impl FaultInjectionFs {
             .get(&path)
             .is_some_and(|d| Arc::ptr_eq(d, inode));
         let inode = lock_ignoring_poison(inode);
-        let kept = if durable { inode.synced_len } else { 0 };
-        Some((inode.data.len() - kept) as u64)
+        Some(if durable {
+            inode.unsynced()
+        } else {
+            inode.data.len()
+        } as u64)
     }
 }

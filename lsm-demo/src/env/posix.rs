@@ -183,7 +183,7 @@ impl FileSystem for PosixFs {
         {
             // Readable too: a shared mapping of the file reads it.
             let file = create_truncated(path, true)?;
-            match SharedWritableFile::new(file, path.to_path_buf(), Backing::Mapped) {
+            match SharedWritableFile::new(Backing::Mapped(file), path.to_path_buf()) {
                 Ok(mapped) => return Ok(Box::new(mapped)),
                 // No `fallocate` (EOPNOTSUPP), or no shared mappings of
                 // its files (ENODEV): this file system writes.
@@ -201,7 +201,8 @@ impl FileSystem for PosixFs {
         #[cfg(target_os = "linux")]
         {
             let file = create_truncated(path, false)?;
-            let shared = SharedWritableFile::new(file, path.to_path_buf(), Backing::Positional)
+            let positioned = Backing::Positional(Box::new(file));
+            let shared = SharedWritableFile::new(positioned, path.to_path_buf())
                 .map_err(|e| annotate(e, "create", path))?;
             Ok(Box::new(shared))
         }

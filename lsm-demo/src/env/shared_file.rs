@@ -41,13 +41,13 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
 use self::sync::{AtomicBool, AtomicPtr, AtomicU64, Mutex, ptr_get_mut};
-use super::posix::{PosixFileSync, sync_data};
+use super::posix::PosixFileSync;
 use super::{FileSync, WritableFile, annotate};
 
 mod sync;
@@ -113,7 +113,6 @@ const GROW: u64 = 64 << 10;
 /// ```
 #[derive(Debug)]
 pub struct SharedFile {
-    file: File,
     path: PathBuf,
     /// How writes reach the file.
     backing: Backing,
@@ -163,27 +162,70 @@ impl std::fmt::Debug for WriteHook {
 }
 
 /// How the writes of a [`SharedFile`] reach the file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub(super) enum Backing {
     /// Copies into a shared memory map of the file.
-    Mapped,
-    /// A `pwrite` at the write's offset.
-    Positional,
+    Mapped(File),
+    /// A positioned write each: a `pwrite` (a [`File`]'s), or a file
+    /// system's own (the fault-injecting one's).
+    Positional(Box<dyn PositionedFile>),
+}
+
+impl Backing {
+    /// The file, for the calls both kinds make.
+    fn file(&self) -> &dyn PositionedFile {
+        match self {
+            Backing::Mapped(file) => file,
+            Backing::Positional(file) => &**file,
+        }
+    }
+}
+
+/// A file that a [`SharedFile`] writes with a positioned write each: a
+/// [`File`], or a file of a file system of this crate's own. Errors are
+/// the bare ones: the shared file names itself in them.
+pub(super) trait PositionedFile: Send + Sync + std::fmt::Debug {
+    /// Writes all of `data` at `offset`, extending the file as needed.
+    fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()>;
+    /// Cuts or extends the file to `len` bytes.
+    fn set_len(&self, len: u64) -> io::Result<()>;
+    /// Makes the file's data durable (`fdatasync`).
+    fn sync_data(&self) -> io::Result<()>;
+    /// A handle that makes it durable from another thread; `path` names
+    /// the file in its errors.
+    fn sync_handle(&self, path: &Path) -> io::Result<Arc<dyn FileSync>>;
+}
+
+impl PositionedFile for File {
+    fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        std::os::unix::fs::FileExt::write_all_at(self, data, offset)
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        File::set_len(self, len)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        File::sync_data(self)
+    }
+
+    fn sync_handle(&self, path: &Path) -> io::Result<Arc<dyn FileSync>> {
+        PosixFileSync::of(self, path)
+    }
 }
 
 impl SharedFile {
     /// Grows `file` (created empty) a first time, or returns the error of a
     /// file system that cannot reserve blocks or (`Mapped`) map its files
     /// (`EOPNOTSUPP`, `ENODEV`: the caller then writes the file normally).
-    fn new(file: File, path: PathBuf, backing: Backing) -> io::Result<SharedFile> {
+    fn new(backing: Backing, path: PathBuf) -> io::Result<SharedFile> {
         // A positional file is grown to the end from the start: each
         // `pwrite` extends it, and no growth step ever runs.
         let (chunks, grown) = match backing {
-            Backing::Mapped => (CHUNKS, 0),
-            Backing::Positional => (0, u64::MAX),
+            Backing::Mapped(_) => (CHUNKS, 0),
+            Backing::Positional(_) => (0, u64::MAX),
         };
         let shared = SharedFile {
-            file,
             path,
             backing,
             chunks: (0..chunks)
@@ -251,12 +293,10 @@ impl SharedFile {
             self.grow_to(end)
                 .map_err(|e| annotate(e, "grow", &self.path))?;
         }
-        if self.backing == Backing::Positional {
-            use std::os::unix::fs::FileExt;
+        if let Backing::Positional(file) = &self.backing {
             #[cfg(test)]
             self.before_write.call(offset)?;
-            return self
-                .file
+            return file
                 .write_all_at(data, offset)
                 .map_err(|e| annotate(e, "write", &self.path));
         }
@@ -342,7 +382,7 @@ impl SharedFile {
     /// assert!(file.shared_writes().unwrap().is_positional());
     /// ```
     pub fn is_positional(&self) -> bool {
-        self.backing == Backing::Positional
+        matches!(self.backing, Backing::Positional(_))
     }
 
     /// How far the file is grown: writes that end there touch only memory
@@ -400,22 +440,25 @@ impl SharedFile {
                 "a mapped file grows to 64 GiB at most",
             ));
         }
+        let Backing::Mapped(file) = &self.backing else {
+            unreachable!("a positional file is grown to the end from the start");
+        };
         let (start, len) = file_range(grown, target - grown)?;
         // SAFETY: a plain system call on a descriptor we own.
-        if unsafe { libc::fallocate(self.file.as_raw_fd(), 0, start, len) } != 0 {
+        if unsafe { libc::fallocate(file.as_raw_fd(), 0, start, len) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        self.map(grown, target)?;
+        self.map(file, grown, target)?;
         // Release: writers that read the new end (Acquire) see the chunks.
         self.grown.store(target, Ordering::Release);
         Ok(())
     }
 
-    /// Maps the chunks of `grown..target` not mapped yet, and faults the
-    /// pages in: for `grow_to`, which holds the grow lock and reserved
-    /// the blocks.
-    fn map(&self, grown: u64, target: u64) -> io::Result<()> {
-        let fd = self.file.as_raw_fd();
+    /// Maps the chunks of `grown..target` of `file` not mapped yet, and
+    /// faults the pages in: for `grow_to`, which holds the grow lock and
+    /// reserved the blocks.
+    fn map(&self, file: &File, grown: u64, target: u64) -> io::Result<()> {
+        let fd = file.as_raw_fd();
         for chunk in (grown / CHUNK)..target.div_ceil(CHUNK) {
             let slot = &self.chunks[chunk as usize];
             // Relaxed: only growers store the chunks, under the lock.
@@ -492,7 +535,7 @@ impl Drop for SharedFile {
         // sync of the file later, or none, decides whether the cut survives
         // power loss.
         if let Ok(size) = self.known_size() {
-            let _ = self.file.set_len(size);
+            let _ = self.backing.file().set_len(size);
         }
     }
 }
@@ -508,13 +551,9 @@ pub(super) struct SharedWritableFile {
 
 impl SharedWritableFile {
     /// See [`SharedFile::new`].
-    pub(super) fn new(
-        file: File,
-        path: PathBuf,
-        backing: Backing,
-    ) -> io::Result<SharedWritableFile> {
+    pub(super) fn new(backing: Backing, path: PathBuf) -> io::Result<SharedWritableFile> {
         Ok(SharedWritableFile {
-            shared: Arc::new(SharedFile::new(file, path, backing)?),
+            shared: Arc::new(SharedFile::new(backing, path)?),
         })
     }
 }
@@ -566,19 +605,24 @@ impl WritableFile for SharedWritableFile {
             let _guard = shared.grow.lock().unwrap_or_else(PoisonError::into_inner);
             let written = shared.known_size()?;
             shared
-                .file
+                .backing
+                .file()
                 .set_len(written)
                 .map_err(|e| annotate(e, "truncate", &shared.path))?;
             // Mapped, the next write grows the file again, from the page
             // that holds the end (growths start page-aligned). Relaxed:
             // under the lock, and no writer is at work.
-            if shared.backing == Backing::Mapped {
+            if let Backing::Mapped(_) = shared.backing {
                 let page = page_size();
                 shared.grown.store(written / page * page, Ordering::Relaxed);
             }
         }
         // fdatasync writes back the pages dirtied through the map too.
-        sync_data(&shared.file, &shared.path)
+        shared
+            .backing
+            .file()
+            .sync_data()
+            .map_err(|e| annotate(e, "sync", &shared.path))
     }
 
     fn size(&self) -> u64 {
@@ -586,7 +630,7 @@ impl WritableFile for SharedWritableFile {
     }
 
     fn sync_handle(&self) -> io::Result<Arc<dyn FileSync>> {
-        PosixFileSync::of(&self.shared.file, &self.shared.path)
+        self.shared.backing.file().sync_handle(&self.shared.path)
     }
 
     fn shared_writes(&self) -> Option<Arc<SharedFile>> {

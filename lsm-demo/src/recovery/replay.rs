@@ -7,7 +7,7 @@ use std::path::Path;
 use arena::BlockPool;
 
 use super::{RecoveryStats, wal_error};
-use crate::batch::{BatchOp, WriteBatch, decode_group, decode_log_trailer};
+use crate::batch::{BatchOp, NO_NEXT_LOG, WriteBatch, decode_group, decode_log_trailer};
 use crate::db::SEQUENCER_WINDOW;
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
@@ -59,9 +59,10 @@ fn chain_break(
 
 /// Why a log that is not damaged in itself still ends the point in time:
 /// one followed by another log (`next`) must end with a trailer naming it,
-/// and a trailer in the last log names a log that is missing. Logs of
-/// format version 1 have no trailers. `None` when all is well, or when
-/// damage already ended the log's replay.
+/// a trailer in the last log names a log that is missing, and a log the
+/// engine closed ([`NO_NEXT_LOG`]) has no log after it that took writes.
+/// Logs of format version 1 have no trailers. `None` when all is well, or
+/// when damage already ended the log's replay.
 fn unfinished(
     path: &Path,
     version: Option<u8>,
@@ -73,6 +74,10 @@ fn unfinished(
     }
     let path = path.display();
     match (next, outcome.trailer) {
+        (Some(next), Some(NO_NEXT_LOG)) => Some(format!(
+            "{path} was closed, but log {next} took writes after it"
+        )),
+        (None, Some(NO_NEXT_LOG)) => None,
         (Some(_), None) => Some(format!(
             "{path} ends without the trailer that names the next log: it was cut short"
         )),
@@ -220,10 +225,12 @@ impl<'a> Replay<'a> {
                             path.display()
                         )));
                     }
-                    // A trailer must name the next log, used or not.
+                    // A trailer must name the next log, used or not; a
+                    // closed log may be followed by one that took nothing
+                    // (a crash in the next open, before its manifest).
                     let expected_next = match outcome.trailer {
+                        Some(NO_NEXT_LOG) | None => next_written,
                         Some(_) => next,
-                        None => next_written,
                     };
                     if let Some(why) = unfinished(&path, version, &outcome, expected_next)
                         && stops_at(mode, &why, log)?
@@ -447,10 +454,11 @@ impl<'a> Replay<'a> {
 /// written positionally ([`POSITIONAL_VERSION`]), also right there (such a
 /// log ends at its furthest write) or in a record cut short
 /// (that write, torn). A trailer, a record that does not decode, records
-/// spread wider or a log that ends otherwise mean damage. (So a positional
-/// log that was ended, then damaged before its last whole records, reads
-/// as writes in flight: dropped from the damage on, as damage would be,
-/// but not set aside.)
+/// spread wider or a log that ends otherwise mean damage. (A positional
+/// log that the engine closed ends with a trailer, synced after its
+/// records, so its damage is damage; one whose process died, then damaged
+/// before its last whole records, reads as writes in flight: dropped from
+/// the damage on, as damage would be, but not set aside.)
 pub(crate) fn copies_in_flight(
     fs: &dyn FileSystem,
     path: &Path,

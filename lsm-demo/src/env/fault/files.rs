@@ -3,49 +3,61 @@
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::{
-    FaultInjectionFs, FaultOp, InodeRef, MemShared, lock_ignoring_poison, normalize, not_found,
-    parent_of,
+    FaultInjectionFs, FaultOp, Inode, InodeRef, MemShared, lock_ignoring_poison, normalize,
+    not_found, parent_of,
 };
+#[cfg(target_os = "linux")]
+use crate::env::shared_file::{Backing, PositionedFile, SharedWritableFile};
 use crate::env::{FileLock, FileSync, FileSystem, RandomAccessFile, WritableFile, copy_at};
+
+/// How [`FaultInjectionFs::open_writable`] opens a file.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// Keeps the file if there is one (`open_append`).
+    Append,
+    /// A fresh, empty file (`create`).
+    Create,
+    /// A fresh, empty file written at offsets (`create_positional`).
+    CreatePositional,
+}
 
 impl FaultInjectionFs {
     fn open_writable(
         &self,
         path: &Path,
-        truncate: bool,
+        opening: Opening,
         what: &str,
-    ) -> io::Result<Box<dyn WritableFile>> {
+    ) -> io::Result<MemWritableFile> {
         let path = normalize(path);
         let mut state = self.shared.state();
         state.check(FaultOp::Create, &path)?;
         state.require_parent_dir(&path, what)?;
         state.require_not_dir(&path, what)?;
-        let existing = if truncate {
-            None
-        } else {
-            state.live.get(&path).cloned()
+        let existing = match opening {
+            Opening::Append => state.live.get(&path).cloned(),
+            Opening::Create | Opening::CreatePositional => None,
         };
         let inode = match existing {
             Some(inode) => inode,
             None => {
                 // A fresh inode: until the directory is synced, a crash brings
                 // back whatever entry (if any) was durable under this name.
-                let inode = InodeRef::default();
+                let inode = Arc::new(Mutex::new(Inode::new(opening == Opening::CreatePositional)));
                 state.live.insert(path.clone(), Arc::clone(&inode));
                 inode
             }
         };
         let size = lock_ignoring_poison(&inode).data.len() as u64;
-        Ok(Box::new(MemWritableFile {
+        Ok(MemWritableFile {
             shared: Arc::clone(&self.shared),
             inode,
             path,
             generation: state.generation,
             size,
-        }))
+        })
     }
 }
 
@@ -83,12 +95,12 @@ impl WritableFile for MemWritableFile {
         if let Err(e) = state.check(FaultOp::Append, &self.path) {
             if state.torn_appends {
                 let half = &data[..data.len() / 2];
-                inode.data.extend_from_slice(half);
+                inode.append(half);
                 self.size += half.len() as u64;
             }
             return Err(e);
         }
-        inode.data.extend_from_slice(data);
+        inode.append(data);
         self.size += data.len() as u64;
         Ok(())
     }
@@ -126,8 +138,7 @@ fn mem_sync(shared: &MemShared, inode: &InodeRef, path: &Path, generation: u64) 
         return Err(stale_handle(path));
     }
     state.check(FaultOp::Sync, path)?;
-    let mut inode = lock_ignoring_poison(inode);
-    inode.synced_len = inode.data.len();
+    lock_ignoring_poison(inode).sync();
     Ok(())
 }
 
@@ -150,6 +161,70 @@ impl fmt::Debug for MemFileSync {
 impl FileSync for MemFileSync {
     fn sync(&self) -> io::Result<()> {
         mem_sync(&self.shared, &self.inode, &self.path, self.generation)
+    }
+}
+
+/// The positioned writes of an in-memory file, for the `SharedFile` that
+/// `create_positional` makes of it.
+#[cfg(target_os = "linux")]
+struct MemPositionedFile {
+    shared: Arc<MemShared>,
+    inode: InodeRef,
+    path: PathBuf,
+    generation: u64,
+}
+
+#[cfg(target_os = "linux")]
+impl fmt::Debug for MemPositionedFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemPositionedFile")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl PositionedFile for MemPositionedFile {
+    /// Fails as an append does ([`FaultOp::Append`], torn appends
+    /// included).
+    fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        let mut state = self.shared.state();
+        if state.generation != self.generation {
+            return Err(stale_handle(&self.path));
+        }
+        let mut inode = lock_ignoring_poison(&self.inode);
+        let offset = usize::try_from(offset).map_err(|_| io::ErrorKind::FileTooLarge)?;
+        if let Err(e) = state.check(FaultOp::Append, &self.path) {
+            if state.torn_appends {
+                inode.write_at(offset, &data[..data.len() / 2]);
+            }
+            return Err(e);
+        }
+        inode.write_at(offset, data);
+        Ok(())
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        let state = self.shared.state();
+        if state.generation != self.generation {
+            return Err(stale_handle(&self.path));
+        }
+        let len = usize::try_from(len).map_err(|_| io::ErrorKind::FileTooLarge)?;
+        lock_ignoring_poison(&self.inode).set_len(len);
+        Ok(())
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        mem_sync(&self.shared, &self.inode, &self.path, self.generation)
+    }
+
+    fn sync_handle(&self, _: &Path) -> io::Result<Arc<dyn FileSync>> {
+        Ok(Arc::new(MemFileSync {
+            shared: Arc::clone(&self.shared),
+            inode: Arc::clone(&self.inode),
+            path: self.path.clone(),
+            generation: self.generation,
+        }))
     }
 }
 
@@ -242,11 +317,41 @@ impl FileSystem for FaultInjectionFs {
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        self.open_writable(path, true, "create")
+        Ok(Box::new(self.open_writable(
+            path,
+            Opening::Create,
+            "create",
+        )?))
+    }
+
+    /// On Linux, a file that writers write at once, each at offsets it
+    /// reserved (see [`FileSystem::create_positional`]); a power loss
+    /// keeps any set of its unsynced pages (see
+    /// [`FaultInjectionFs::simulate_crash_torn`]). Off Linux, as
+    /// [`create`](FileSystem::create).
+    fn create_positional(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let file = self.open_writable(path, Opening::CreatePositional, "create")?;
+        #[cfg(target_os = "linux")]
+        {
+            let positioned = MemPositionedFile {
+                shared: file.shared,
+                inode: file.inode,
+                path: file.path.clone(),
+                generation: file.generation,
+            };
+            let backing = Backing::Positional(Box::new(positioned));
+            Ok(Box::new(SharedWritableFile::new(backing, file.path)?))
+        }
+        #[cfg(not(target_os = "linux"))]
+        Ok(Box::new(file))
     }
 
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        self.open_writable(path, false, "open for append")
+        Ok(Box::new(self.open_writable(
+            path,
+            Opening::Append,
+            "open for append",
+        )?))
     }
 
     fn open_random(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
