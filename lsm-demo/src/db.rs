@@ -309,9 +309,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         value: impl AsRef<[u8]>,
         wo: &WriteOptions,
     ) -> Result<()> {
-        let mut b = WriteBatch::new();
-        b.put(key, value);
-        self.write_opt(b, wo)
+        self.write_one(wo, |b| b.put(key, value))
     }
 
     /// Deletes `key` (writes a tombstone).
@@ -350,9 +348,35 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
     /// assert_eq!(db.get(b"k").unwrap(), None);
     /// ```
     pub fn delete_opt(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        let mut b = WriteBatch::new();
-        b.delete(key);
-        self.write_opt(b, wo)
+        self.write_one(wo, |b| b.delete(key))
+    }
+
+    /// Writes the one operation `fill` puts into a batch: the calling
+    /// thread's, kept between calls, so a put allocates nothing (a fresh
+    /// batch grew its buffer three times for each).
+    fn write_one(&self, wo: &WriteOptions, fill: impl FnOnce(&mut WriteBatch)) -> Result<()> {
+        thread_local! {
+            static ONE: std::cell::RefCell<WriteBatch> = std::cell::RefCell::new(WriteBatch::new());
+        }
+        ONE.with(|one| match one.try_borrow_mut() {
+            Ok(mut batch) => {
+                fill(&mut batch);
+                // A large value's buffer is not kept.
+                let large = batch.size_in_bytes() > 64 << 10;
+                let written = self.write_and_clear(&mut batch, wo);
+                if large {
+                    *batch = WriteBatch::new();
+                }
+                written
+            }
+            // Called again from inside a write (a comparator that writes,
+            // say): a batch of its own.
+            Err(_) => {
+                let mut batch = WriteBatch::new();
+                fill(&mut batch);
+                self.write_opt(batch, wo)
+            }
+        })
     }
 
     /// Applies a batch atomically.

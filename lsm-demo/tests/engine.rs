@@ -890,3 +890,43 @@ fn updates_since_replay_the_logged_batches() {
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     assert_eq!(db.latest_sequence_number(), latest + 2);
 }
+
+/// `put` and `delete` reuse one batch per thread; a put made from inside
+/// another write on the same thread (here, by a comparator that writes to
+/// a second database as it compares) gets a batch of its own.
+#[test]
+fn a_put_from_inside_a_write_on_the_same_thread_works() {
+    for kind in [MemtableKind::SkipList, MemtableKind::Vector] {
+        put_from_inside_a_write(kind);
+    }
+}
+
+fn put_from_inside_a_write(kind: MemtableKind) {
+    let dir = tempfile::tempdir().unwrap();
+    let side = Arc::new(DB::open_default(dir.path().join("side")).unwrap());
+    let in_compare = Arc::clone(&side);
+    let mut o = small_opts(kind);
+    o.set_comparator(
+        "bytewise, noting each comparison",
+        Box::new(move |a: &[u8], b: &[u8]| {
+            in_compare.put(b"compared", a).unwrap();
+            a.cmp(b)
+        }),
+    );
+    let db = DB::open(&o, dir.path().join("main")).unwrap();
+    for k in [&b"b"[..], b"a", b"c"] {
+        db.put(k, b"v").unwrap();
+    }
+    db.delete(b"a").unwrap();
+    assert_eq!(
+        scan(&db),
+        [
+            (b"b".to_vec(), b"v".to_vec()),
+            (b"c".to_vec(), b"v".to_vec())
+        ]
+    );
+    assert!(
+        side.get(b"compared").unwrap().is_some(),
+        "the comparator wrote"
+    );
+}
