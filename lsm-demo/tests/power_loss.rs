@@ -395,3 +395,37 @@ fn flush_wal_makes_earlier_unsynced_writes_survive_power_loss() {
         );
     }
 }
+
+/// A closing database ends a positional log with a trailer only once a
+/// sync made its records durable. When that sync fails, the log gets no
+/// trailer: a power loss that keeps some of its pages and drops earlier
+/// ones leaves what recovery reads as writes in flight, a torn tail that
+/// even `TolerateCorruptedTailRecords` opens past. (A trailer after
+/// unsynced records could survive where a record did not: damage before
+/// a closed log's end, which that mode refuses.)
+#[test]
+fn a_log_whose_records_were_not_synced_at_close_gets_no_trailer() {
+    for seed in 1..30u64 {
+        let fs = FaultInjectionFs::new();
+        let mut o = LogWrites::Positional.options(MemtableKind::SkipList);
+        o.set_wal_recovery_mode(lsm_demo::wal::DBRecoveryMode::TolerateCorruptedTailRecords);
+        let db = open(&fs, &o).expect("open");
+        // About six pages of log, none synced.
+        for i in 0..100u32 {
+            db.put(i.to_be_bytes(), [7u8; 200]).unwrap();
+        }
+        fs.fail_next(lsm_demo::env::FaultOp::Sync, 2);
+        drop(db);
+        power_off(&fs, Some(seed));
+        fs.clear_faults();
+        let db = open(&fs, &o).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let kept: Vec<u32> = scan(&db)
+            .keys()
+            .map(|k| u32::from_be_bytes(k[..].try_into().unwrap()))
+            .collect();
+        assert!(
+            kept.iter().copied().eq(0..kept.len() as u32),
+            "seed {seed}: {kept:?}"
+        );
+    }
+}
