@@ -22,13 +22,53 @@ use lsm_demo::env::FaultInjectionFs;
 mod common;
 use common::faults::*;
 
+/// Writer threads of each power-loss test.
+const THREADS: usize = 4;
+
+/// Runs `write(t, stop, acked)` on `THREADS` threads, each until `stop` is
+/// set or one of its writes fails, counting its acknowledged writes in
+/// `acked`; cuts the power (torn from the seed `torn`) once `target` writes
+/// were acknowledged, every writer stopped or 20 s passed, and returns each
+/// thread's result. Fails if the writers stopped short of `target`.
+fn write_until_power_loss<R: Send>(
+    fs: &FaultInjectionFs,
+    target: u64,
+    torn: Option<u64>,
+    write: impl Fn(usize, &AtomicBool, &AtomicU64) -> R + Sync,
+) -> Vec<R> {
+    let acked = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let results = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let (write, stop, acked) = (&write, &stop, &acked);
+                s.spawn(move || write(t, stop, acked))
+            })
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while acked.load(Ordering::Relaxed) < target
+            && !handles.iter().all(|h| h.is_finished())
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        power_off(fs, torn);
+        stop.store(true, Ordering::Relaxed);
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(
+        acked.load(Ordering::Relaxed) >= target,
+        "writers failed before the power loss"
+    );
+    results
+}
+
 /// Four threads write synced puts, deletes and batches to keys of their own;
 /// the power goes off while they run (during flushes and compactions, with
 /// 64 KiB memtables); the reopened database holds every acknowledged write,
 /// and the one write each thread had in flight entirely or not at all.
 /// `log` picks how records reach the log.
 fn synced_writers_survive_power_loss(kind: MemtableKind, log: LogWrites, torn: bool, seed: u64) {
-    const THREADS: usize = 4;
     let fs = FaultInjectionFs::new();
     let o = log.options(kind);
     let mut rng = Rng::new(seed);
@@ -36,49 +76,31 @@ fn synced_writers_survive_power_loss(kind: MemtableKind, log: LogWrites, torn: b
     for round in 0..3u64 {
         let db = open(&fs, &o).expect("open");
         let target = 100 + rng.below(1200);
-        let acked = AtomicU64::new(0);
-        let stop = AtomicBool::new(false);
-        let results: Vec<(State, Option<Op>)> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..THREADS)
-                .map(|t| {
-                    let (db, acked, stop) = (&db, &acked, &stop);
-                    let mut model = models[t].clone();
-                    s.spawn(move || {
-                        let mut rng = Rng::new(seed ^ (round << 32) ^ (t as u64 + 1) << 48);
-                        let wo = write_options(true);
-                        let name = move |k: u64| thread_key(t, k);
-                        for i in 0.. {
-                            if stop.load(Ordering::Relaxed) {
-                                break;
-                            }
-                            let tag = (round << 40) | ((t as u64) << 32) | i;
-                            let op = random_op(&mut rng, tag, 60, &name);
-                            match db.write_opt(batch_of(&op), &wo) {
-                                Ok(()) => {
-                                    apply(&mut model, &op);
-                                    acked.fetch_add(1, Ordering::Relaxed);
-                                }
-                                Err(_) => return (model, Some(op)),
-                            }
+        let results: Vec<(State, Option<Op>)> = write_until_power_loss(
+            &fs,
+            target,
+            torn.then_some(seed ^ round),
+            |t, stop, acked| {
+                let mut model = models[t].clone();
+                let mut rng = Rng::new(seed ^ (round << 32) ^ (t as u64 + 1) << 48);
+                let wo = write_options(true);
+                let name = move |k: u64| thread_key(t, k);
+                for i in 0.. {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let tag = (round << 40) | ((t as u64) << 32) | i;
+                    let op = random_op(&mut rng, tag, 60, &name);
+                    match db.write_opt(batch_of(&op), &wo) {
+                        Ok(()) => {
+                            apply(&mut model, &op);
+                            acked.fetch_add(1, Ordering::Relaxed);
                         }
-                        (model, None)
-                    })
-                })
-                .collect();
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while acked.load(Ordering::Relaxed) < target
-                && !handles.iter().all(|h| h.is_finished())
-                && Instant::now() < deadline
-            {
-                std::thread::sleep(Duration::from_micros(200));
-            }
-            power_off(&fs, torn.then_some(seed ^ round));
-            stop.store(true, Ordering::Relaxed);
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        assert!(
-            acked.load(Ordering::Relaxed) >= target,
-            "seed {seed}: writers failed before the power loss"
+                        Err(_) => return (model, Some(op)),
+                    }
+                }
+                (model, None)
+            },
         );
         reboot(&fs, db);
         let db = open(&fs, &o).unwrap_or_else(|e| panic!("seed {seed} round {round}: {e}"));
@@ -130,7 +152,6 @@ fn synced_writes_survive_power_loss_vector() {
 /// that keeps the synced record's page and drops an earlier one leaves a
 /// gap that recovery stops at, before the synced write.
 fn mixed_writers_keep_every_synced_write(kind: MemtableKind, log: LogWrites, seed: u64) {
-    const THREADS: usize = 4;
     let fs = FaultInjectionFs::new();
     let o = log.options(kind);
     let mut rng = Rng::new(seed);
@@ -138,54 +159,32 @@ fn mixed_writers_keep_every_synced_write(kind: MemtableKind, log: LogWrites, see
     for round in 0..8u64 {
         let db = open(&fs, &o).expect("open");
         let target = 200 + rng.below(2000);
-        let acked = AtomicU64::new(0);
-        let stop = AtomicBool::new(false);
+        let torn = rng.percent(75).then(|| rng.next());
         // Per thread: its writes (the one in flight last) and how many of
         // them a synced write made durable.
-        let results: Vec<(Vec<Op>, usize)> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..THREADS)
-                .map(|t| {
-                    let (db, acked, stop) = (&db, &acked, &stop);
-                    s.spawn(move || {
-                        let mut rng = Rng::new(seed ^ (round << 32) ^ (t as u64 + 1) << 48);
-                        let name = move |k: u64| thread_key(t, k);
-                        let (mut history, mut durable) = (Vec::new(), 0);
-                        for i in 0.. {
-                            if stop.load(Ordering::Relaxed) {
-                                break;
-                            }
-                            let tag = (round << 40) | ((t as u64) << 32) | i;
-                            let op = random_op(&mut rng, tag, 60, &name);
-                            let sync = rng.percent(25);
-                            let written = db.write_opt(batch_of(&op), &write_options(sync));
-                            history.push(op);
-                            match written {
-                                Ok(()) if sync => durable = history.len(),
-                                Ok(()) => {}
-                                Err(_) => break,
-                            }
-                            acked.fetch_add(1, Ordering::Relaxed);
-                        }
-                        (history, durable)
-                    })
-                })
-                .collect();
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while acked.load(Ordering::Relaxed) < target
-                && !handles.iter().all(|h| h.is_finished())
-                && Instant::now() < deadline
-            {
-                std::thread::sleep(Duration::from_micros(100));
-            }
-            let torn = rng.percent(75).then(|| rng.next());
-            power_off(&fs, torn);
-            stop.store(true, Ordering::Relaxed);
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        assert!(
-            acked.load(Ordering::Relaxed) >= target,
-            "seed {seed}: writers failed before the power loss"
-        );
+        let results: Vec<(Vec<Op>, usize)> =
+            write_until_power_loss(&fs, target, torn, |t, stop, acked| {
+                let mut rng = Rng::new(seed ^ (round << 32) ^ (t as u64 + 1) << 48);
+                let name = move |k: u64| thread_key(t, k);
+                let (mut history, mut durable) = (Vec::new(), 0);
+                for i in 0.. {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let tag = (round << 40) | ((t as u64) << 32) | i;
+                    let op = random_op(&mut rng, tag, 60, &name);
+                    let sync = rng.percent(25);
+                    let written = db.write_opt(batch_of(&op), &write_options(sync));
+                    history.push(op);
+                    match written {
+                        Ok(()) if sync => durable = history.len(),
+                        Ok(()) => {}
+                        Err(_) => break,
+                    }
+                    acked.fetch_add(1, Ordering::Relaxed);
+                }
+                (history, durable)
+            });
         reboot(&fs, db);
         let db = open(&fs, &o).unwrap_or_else(|e| panic!("seed {seed} round {round}: {e}"));
         let actual = scan(&db);
