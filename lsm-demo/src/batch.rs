@@ -331,7 +331,7 @@ impl WriteBatch {
     /// ```
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         let (key, value) = (key.as_ref(), value.as_ref());
-        self.start_record();
+        self.start_record(&[key, value]);
         self.rep.push(ValueType::Value as u8);
         put_varint(&mut self.rep, key.len() as u64);
         self.rep.extend_from_slice(key);
@@ -342,10 +342,16 @@ impl WriteBatch {
         self.max_value = self.max_value.max(value.len());
     }
 
-    /// Writes the header before the first record.
-    fn start_record(&mut self) {
+    /// Makes room for a record of `fields` (a type byte, then each field
+    /// with its length), so that adding it grows the buffer at most once,
+    /// and writes the header before the first record.
+    fn start_record(&mut self, fields: &[&[u8]]) {
+        let record: usize = 1 + fields.iter().map(|f| 10 + f.len()).sum::<usize>();
         if self.rep.is_empty() {
+            self.rep.reserve(EMPTY_DATA.len() + record);
             self.rep.extend_from_slice(&EMPTY_DATA);
+        } else {
+            self.rep.reserve(record);
         }
     }
 
@@ -374,7 +380,7 @@ impl WriteBatch {
     /// ```
     pub fn delete(&mut self, key: impl AsRef<[u8]>) {
         let key = key.as_ref();
-        self.start_record();
+        self.start_record(&[key]);
         self.rep.push(ValueType::Deletion as u8);
         put_varint(&mut self.rep, key.len() as u64);
         self.rep.extend_from_slice(key);
@@ -404,7 +410,7 @@ impl WriteBatch {
     /// ```
     pub fn put_log_data(&mut self, blob: impl AsRef<[u8]>) {
         let blob = blob.as_ref();
-        self.start_record();
+        self.start_record(&[blob]);
         self.rep.push(LOG_DATA_TYPE);
         put_varint(&mut self.rep, blob.len() as u64);
         self.rep.extend_from_slice(blob);
@@ -481,7 +487,7 @@ impl WriteBatch {
     /// ```
     pub fn delete_range<K: AsRef<[u8]>>(&mut self, from: K, to: K) {
         let (from, to) = (from.as_ref(), to.as_ref());
-        self.start_record();
+        self.start_record(&[from, to]);
         self.rep.push(RANGE_DELETION_TYPE);
         put_varint(&mut self.rep, from.len() as u64);
         self.rep.extend_from_slice(from);
