@@ -174,6 +174,7 @@ impl Shared {
             // replay can tell a complete log from one cut short. Its
             // unsynced writes must be durable once a later synced write in
             // the new log is.
+            //
             // Written side by side, its records are synced first: pages
             // reach the disk in any order, and a trailer that reached it
             // before a record did would make a crash's writes in flight
