@@ -300,7 +300,7 @@ fn random_faults_then_crash_or_exit() {
             let mut history = Vec::new();
             let n = 40 + rng.below(140);
             let (synced, acked) = run_history(&db, &mut rng, round, n, &base, &mut history);
-            injected += ALL_OPS.iter().map(|&op| fs.injected(op)).sum::<u64>();
+            injected += FaultOp::ALL.iter().map(|&op| fs.injected(op)).sum::<u64>();
             let crash = rng.percent(70);
             let durable = if crash {
                 power_off(&fs, rng.percent(50).then(|| rng.next()));
@@ -678,7 +678,7 @@ fn read_errors_never_give_wrong_answers() {
 /// power loss after the failure: the next open works and loses nothing.
 #[test]
 fn open_failures_at_every_step() {
-    for op in ALL_OPS {
+    for op in FaultOp::ALL {
         // Open makes at most one call of these, several of the others.
         let steps = match op {
             FaultOp::CreateDir | FaultOp::Lock => 2,

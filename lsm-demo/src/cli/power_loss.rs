@@ -5,8 +5,11 @@
 //! Each round opens the database (recovering from the last power loss),
 //! verifies every key and a full scan against the expected state, runs the
 //! workers for a random time, then cuts the power while they write: every
-//! byte not yet synced is dropped, or a random prefix of it is kept (a torn
-//! write). Writes are synced, so every acknowledged write must come back;
+//! byte not yet synced is dropped, or some of it is kept (a torn write: a
+//! prefix of an appended file's, any set of a positional log's pages).
+//! Every call fails from the cut until the next open, so the engine still
+//! running in the process cannot reach the disk as it comes back. Writes
+//! are synced, so every acknowledged write must come back;
 //! a write in flight at the cut may come back or not. The expected state
 //! lives in memory: the process itself never dies.
 
@@ -14,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lsm_demo::env::FaultInjectionFs;
+use lsm_demo::env::{FaultInjectionFs, FaultOp};
 use lsm_demo::{DB, Options, WriteOptions};
 use rand::{Rng, SeedableRng};
 
@@ -67,13 +70,23 @@ pub fn run(a: &CrashArgs, opts: &Options) -> Result<(), Error> {
             a,
             round_seed,
             Duration::from_millis(run_ms),
-            || match torn {
-                Some(s) => fs.simulate_crash_torn(s),
-                None => fs.simulate_crash(),
+            || {
+                // Every call fails from the cut on: the engine still
+                // running here must not reach the disk as it comes back
+                // (a removal or rename by path would land in the new
+                // namespace, as a dead process's never would).
+                for op in FaultOp::ALL {
+                    fs.fail_after(op, 0);
+                }
+                match torn {
+                    Some(s) => fs.simulate_crash_torn(s),
+                    None => fs.simulate_crash(),
+                }
             },
         )?;
         acked_writes += acked;
         drop(db);
+        fs.clear_faults();
         println!(
             "round {round:3}: power lost after {run_ms} ms ({}), {acked} acknowledged writes; {} keys verified on open, {} were in flight",
             if torn.is_some() {

@@ -58,6 +58,42 @@ pub enum FaultOp {
     Lock,
 }
 
+impl FaultOp {
+    /// Every kind of call. A simulated power loss that fails them all
+    /// first keeps the engine still running in the process from writing
+    /// to the disk as it comes back: handles opened before a crash fail on
+    /// their own, but calls by path (create, rename, remove, directory
+    /// syncs) would reach the new namespace.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// for op in FaultOp::ALL {
+    ///     fs.fail_after(op, 0); // the power goes off
+    /// }
+    /// fs.simulate_crash();
+    /// assert!(fs.create(Path::new("after")).is_err());
+    /// fs.clear_faults(); // the machine comes back
+    /// assert!(fs.create(Path::new("after")).is_ok());
+    /// ```
+    pub const ALL: [FaultOp; 11] = [
+        FaultOp::CreateDir,
+        FaultOp::Create,
+        FaultOp::Open,
+        FaultOp::Append,
+        FaultOp::Sync,
+        FaultOp::SyncDir,
+        FaultOp::Rename,
+        FaultOp::Remove,
+        FaultOp::Read,
+        FaultOp::List,
+        FaultOp::Lock,
+    ];
+}
+
 /// The error carried by every I/O error that [`FaultInjectionFs`] injects
 /// (as the inner error of an [`io::ErrorKind::Other`] error).
 ///

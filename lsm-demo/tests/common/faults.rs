@@ -17,21 +17,6 @@ pub type State = BTreeMap<Vec<u8>, Vec<u8>>;
 /// One write: its changes in order (`None` deletes).
 pub type Op = Vec<(Vec<u8>, Option<Vec<u8>>)>;
 
-/// Every kind of file-system call: a power loss fails them all.
-pub const ALL_OPS: [FaultOp; 11] = [
-    FaultOp::CreateDir,
-    FaultOp::Create,
-    FaultOp::Open,
-    FaultOp::Append,
-    FaultOp::Sync,
-    FaultOp::SyncDir,
-    FaultOp::Rename,
-    FaultOp::Remove,
-    FaultOp::Read,
-    FaultOp::List,
-    FaultOp::Lock,
-];
-
 /// A small deterministic generator (xorshift64*), so a failing seed replays.
 pub struct Rng(u64);
 
@@ -91,7 +76,7 @@ pub fn write_options(sync: bool) -> WriteOptions {
 /// and everything not durable is dropped (a random part of it kept with
 /// `torn`).
 pub fn power_off(fs: &FaultInjectionFs, torn: Option<u64>) {
-    for op in ALL_OPS {
+    for op in FaultOp::ALL {
         fs.fail_after(op, 0);
     }
     match torn {
