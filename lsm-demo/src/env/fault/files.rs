@@ -3,11 +3,11 @@
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{
-    FaultInjectionFs, FaultOp, Inode, InodeRef, MemShared, lock_ignoring_poison, normalize,
-    not_found, parent_of,
+    FaultInjectionFs, FaultOp, Inode, InodeRef, MemShared, MemState, lock_ignoring_poison,
+    normalize, not_found, parent_of,
 };
 #[cfg(target_os = "linux")]
 use crate::env::shared_file::{Backing, PositionedFile, SharedWritableFile};
@@ -52,28 +52,33 @@ impl FaultInjectionFs {
         };
         let size = lock_ignoring_poison(&inode).data.len() as u64;
         Ok(MemWritableFile {
-            shared: Arc::clone(&self.shared),
-            inode,
-            path,
-            generation: state.generation,
+            handle: MemHandle {
+                shared: Arc::clone(&self.shared),
+                inode,
+                path,
+                generation: state.generation,
+            },
             size,
         })
     }
 }
 
-struct MemWritableFile {
+/// A handle of an in-memory file, opened in one generation of the file
+/// system: every call through it fails once a simulated crash started
+/// another. Syncs the file, reads it, and writes it at offsets (for the
+/// `SharedFile` that `create_positional` makes of it).
+#[derive(Clone)]
+struct MemHandle {
     shared: Arc<MemShared>,
     inode: InodeRef,
     path: PathBuf,
     generation: u64,
-    size: u64,
 }
 
-impl fmt::Debug for MemWritableFile {
+impl fmt::Debug for MemHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MemWritableFile")
+        f.debug_struct("MemHandle")
             .field("path", &self.path)
-            .field("size", &self.size)
             .finish_non_exhaustive()
     }
 }
@@ -85,36 +90,105 @@ fn stale_handle(path: &Path) -> io::Error {
     )
 }
 
-impl WritableFile for MemWritableFile {
-    fn append(&mut self, data: &[u8]) -> io::Result<()> {
-        let mut state = self.shared.state();
-        if state.generation != self.generation {
-            return Err(stale_handle(&self.path));
-        }
-        let mut inode = lock_ignoring_poison(&self.inode);
-        if let Err(e) = state.check(FaultOp::Append, &self.path) {
-            if state.torn_appends {
-                let half = &data[..data.len() / 2];
-                inode.append(half);
-                self.size += half.len() as u64;
-            }
-            return Err(e);
-        }
-        inode.append(data);
-        self.size += data.len() as u64;
-        Ok(())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
+impl MemHandle {
+    /// The file system's state, unless a crash since made the handle stale.
+    fn state(&self) -> io::Result<MutexGuard<'_, MemState>> {
         let state = self.shared.state();
         if state.generation != self.generation {
             return Err(stale_handle(&self.path));
         }
+        Ok(state)
+    }
+
+    /// Writes `data` with `write`, or fails as an injected `Append` fault
+    /// says (with torn appends, after writing its first half). Returns the
+    /// bytes written, and the outcome.
+    fn write(&self, data: &[u8], write: impl Fn(&mut Inode, &[u8])) -> (usize, io::Result<()>) {
+        let mut state = match self.state() {
+            Ok(state) => state,
+            Err(e) => return (0, Err(e)),
+        };
+        let mut inode = lock_ignoring_poison(&self.inode);
+        if let Err(e) = state.check(FaultOp::Append, &self.path) {
+            if !state.torn_appends {
+                return (0, Err(e));
+            }
+            let half = &data[..data.len() / 2];
+            write(&mut inode, half);
+            return (half.len(), Err(e));
+        }
+        write(&mut inode, data);
+        (data.len(), Ok(()))
+    }
+}
+
+impl FileSync for MemHandle {
+    /// Injected faults, stale handles and all.
+    fn sync(&self) -> io::Result<()> {
+        self.state()?.check(FaultOp::Sync, &self.path)?;
+        lock_ignoring_poison(&self.inode).sync();
+        Ok(())
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl PositionedFile for MemHandle {
+    /// Fails as an append does ([`FaultOp::Append`], torn appends
+    /// included).
+    fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        let offset = usize::try_from(offset).map_err(|_| io::ErrorKind::FileTooLarge)?;
+        self.write(data, |inode, bytes| inode.write_at(offset, bytes))
+            .1
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        let _state = self.state()?;
+        let len = usize::try_from(len).map_err(|_| io::ErrorKind::FileTooLarge)?;
+        lock_ignoring_poison(&self.inode).set_len(len);
         Ok(())
     }
 
+    fn sync_data(&self) -> io::Result<()> {
+        FileSync::sync(self)
+    }
+
+    fn sync_handle(&self, _: &Path) -> io::Result<Arc<dyn FileSync>> {
+        Ok(Arc::new(self.clone()))
+    }
+}
+
+impl RandomAccessFile for MemHandle {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.state()?.check(FaultOp::Read, &self.path)?;
+        let inode = lock_ignoring_poison(&self.inode);
+        Ok(copy_at(&inode.data, offset, buf))
+    }
+
+    fn size(&self) -> io::Result<u64> {
+        let _state = self.state()?;
+        Ok(lock_ignoring_poison(&self.inode).data.len() as u64)
+    }
+}
+
+#[derive(Debug)]
+struct MemWritableFile {
+    handle: MemHandle,
+    size: u64,
+}
+
+impl WritableFile for MemWritableFile {
+    fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        let (written, appended) = self.handle.write(data, Inode::append);
+        self.size += written as u64;
+        appended
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.handle.state().map(drop)
+    }
+
     fn sync(&mut self) -> io::Result<()> {
-        mem_sync(&self.shared, &self.inode, &self.path, self.generation)
+        FileSync::sync(&self.handle)
     }
 
     fn size(&self) -> u64 {
@@ -122,144 +196,7 @@ impl WritableFile for MemWritableFile {
     }
 
     fn sync_handle(&self) -> io::Result<Arc<dyn FileSync>> {
-        Ok(Arc::new(MemFileSync {
-            shared: Arc::clone(&self.shared),
-            inode: Arc::clone(&self.inode),
-            path: self.path.clone(),
-            generation: self.generation,
-        }))
-    }
-}
-
-/// A sync of an in-memory file: injected faults, stale handles and all.
-fn mem_sync(shared: &MemShared, inode: &InodeRef, path: &Path, generation: u64) -> io::Result<()> {
-    let mut state = shared.state();
-    if state.generation != generation {
-        return Err(stale_handle(path));
-    }
-    state.check(FaultOp::Sync, path)?;
-    lock_ignoring_poison(inode).sync();
-    Ok(())
-}
-
-/// A sync handle of an in-memory file.
-struct MemFileSync {
-    shared: Arc<MemShared>,
-    inode: InodeRef,
-    path: PathBuf,
-    generation: u64,
-}
-
-impl fmt::Debug for MemFileSync {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MemFileSync")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
-}
-
-impl FileSync for MemFileSync {
-    fn sync(&self) -> io::Result<()> {
-        mem_sync(&self.shared, &self.inode, &self.path, self.generation)
-    }
-}
-
-/// The positioned writes of an in-memory file, for the `SharedFile` that
-/// `create_positional` makes of it.
-#[cfg(target_os = "linux")]
-struct MemPositionedFile {
-    shared: Arc<MemShared>,
-    inode: InodeRef,
-    path: PathBuf,
-    generation: u64,
-}
-
-#[cfg(target_os = "linux")]
-impl fmt::Debug for MemPositionedFile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MemPositionedFile")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl PositionedFile for MemPositionedFile {
-    /// Fails as an append does ([`FaultOp::Append`], torn appends
-    /// included).
-    fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
-        let mut state = self.shared.state();
-        if state.generation != self.generation {
-            return Err(stale_handle(&self.path));
-        }
-        let mut inode = lock_ignoring_poison(&self.inode);
-        let offset = usize::try_from(offset).map_err(|_| io::ErrorKind::FileTooLarge)?;
-        if let Err(e) = state.check(FaultOp::Append, &self.path) {
-            if state.torn_appends {
-                inode.write_at(offset, &data[..data.len() / 2]);
-            }
-            return Err(e);
-        }
-        inode.write_at(offset, data);
-        Ok(())
-    }
-
-    fn set_len(&self, len: u64) -> io::Result<()> {
-        let state = self.shared.state();
-        if state.generation != self.generation {
-            return Err(stale_handle(&self.path));
-        }
-        let len = usize::try_from(len).map_err(|_| io::ErrorKind::FileTooLarge)?;
-        lock_ignoring_poison(&self.inode).set_len(len);
-        Ok(())
-    }
-
-    fn sync_data(&self) -> io::Result<()> {
-        mem_sync(&self.shared, &self.inode, &self.path, self.generation)
-    }
-
-    fn sync_handle(&self, _: &Path) -> io::Result<Arc<dyn FileSync>> {
-        Ok(Arc::new(MemFileSync {
-            shared: Arc::clone(&self.shared),
-            inode: Arc::clone(&self.inode),
-            path: self.path.clone(),
-            generation: self.generation,
-        }))
-    }
-}
-
-struct MemRandomAccessFile {
-    shared: Arc<MemShared>,
-    inode: InodeRef,
-    path: PathBuf,
-    generation: u64,
-}
-
-impl fmt::Debug for MemRandomAccessFile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MemRandomAccessFile")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
-}
-
-impl RandomAccessFile for MemRandomAccessFile {
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let mut state = self.shared.state();
-        if state.generation != self.generation {
-            return Err(stale_handle(&self.path));
-        }
-        state.check(FaultOp::Read, &self.path)?;
-        let inode = lock_ignoring_poison(&self.inode);
-        Ok(copy_at(&inode.data, offset, buf))
-    }
-
-    fn size(&self) -> io::Result<u64> {
-        let state = self.shared.state();
-        if state.generation != self.generation {
-            return Err(stale_handle(&self.path));
-        }
-        Ok(lock_ignoring_poison(&self.inode).data.len() as u64)
+        Ok(Arc::new(self.handle.clone()))
     }
 }
 
@@ -333,14 +270,9 @@ impl FileSystem for FaultInjectionFs {
         let file = self.open_writable(path, Opening::CreatePositional, "create")?;
         #[cfg(target_os = "linux")]
         {
-            let positioned = MemPositionedFile {
-                shared: file.shared,
-                inode: file.inode,
-                path: file.path.clone(),
-                generation: file.generation,
-            };
-            let backing = Backing::Positional(Box::new(positioned));
-            Ok(Box::new(SharedWritableFile::new(backing, file.path)?))
+            let path = file.handle.path.clone();
+            let backing = Backing::Positional(Box::new(file.handle));
+            Ok(Box::new(SharedWritableFile::new(backing, path)?))
         }
         #[cfg(not(target_os = "linux"))]
         Ok(Box::new(file))
@@ -363,7 +295,7 @@ impl FileSystem for FaultInjectionFs {
             .get(&path)
             .cloned()
             .ok_or_else(|| not_found("open", &path))?;
-        Ok(Arc::new(MemRandomAccessFile {
+        Ok(Arc::new(MemHandle {
             shared: Arc::clone(&self.shared),
             inode,
             path,
