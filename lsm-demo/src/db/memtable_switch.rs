@@ -180,10 +180,7 @@ impl Shared {
             // before a record did would make a crash's writes in flight
             // look like damage.
             let trailer = crate::batch::log_trailer(number);
-            let records_synced = match side_by_side {
-                true => old.sync(),
-                false => Ok(()),
-            };
+            let records_synced = if side_by_side { old.sync() } else { Ok(()) };
             let ended = match records_synced.and_then(|()| old.add_record(&trailer)) {
                 Ok(()) => old.sync(),
                 Err(e) => {
