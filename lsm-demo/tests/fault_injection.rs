@@ -799,8 +799,17 @@ fn a_flush_backlog_keeps_the_logs_of_waiting_memtables() {
         reboot(&fs, db);
         let db = open(&fs, &o).unwrap();
         let actual = scan(&db);
-        let lost = model.keys().filter(|k| !actual.contains_key(*k)).count();
-        assert_eq!(lost, 0, "{kind:?}: acknowledged synced writes lost");
+        let lost: Vec<_> = model
+            .keys()
+            .filter(|k| !actual.contains_key(*k))
+            .map(|k| String::from_utf8_lossy(k))
+            .collect();
+        assert!(
+            lost.is_empty(),
+            "{kind:?}: acknowledged synced writes lost, {} of {}: {lost:?}",
+            lost.len(),
+            model.len()
+        );
         assert!(actual == model);
     }
 }

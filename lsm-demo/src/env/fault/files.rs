@@ -125,7 +125,12 @@ impl MemHandle {
 impl FileSync for MemHandle {
     /// Injected faults, stale handles and all.
     fn sync(&self) -> io::Result<()> {
-        self.state()?.check(FaultOp::Sync, &self.path)?;
+        // The state stays locked until the inode is synced: a crash (which
+        // takes it) comes before the check or after the sync, never
+        // between them, where it would drop bytes a sync then reports
+        // synced.
+        let mut state = self.state()?;
+        state.check(FaultOp::Sync, &self.path)?;
         lock_ignoring_poison(&self.inode).sync();
         Ok(())
     }
@@ -159,7 +164,10 @@ impl PositionedFile for MemHandle {
 
 impl RandomAccessFile for MemHandle {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        self.state()?.check(FaultOp::Read, &self.path)?;
+        // Locked through the read, as in `sync`: a stale handle never
+        // reads what a crash left.
+        let mut state = self.state()?;
+        state.check(FaultOp::Read, &self.path)?;
         let inode = lock_ignoring_poison(&self.inode);
         Ok(copy_at(&inode.data, offset, buf))
     }
