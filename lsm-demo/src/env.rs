@@ -253,6 +253,28 @@ pub trait FileSync: Send + Sync + fmt::Debug {
     /// assert_eq!(fs.unsynced_bytes(Path::new("f")), Some(0));
     /// ```
     fn sync(&self) -> io::Result<()>;
+
+    /// Starts writing `len` bytes from `offset` back to the disk and
+    /// returns without waiting (`sync_file_range(2)` with
+    /// `SYNC_FILE_RANGE_WRITE` on Linux): a later [`sync`](Self::sync) then
+    /// has less to write. It promises no durability, and a file system
+    /// without such a call does nothing, the default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let mut f = PosixFs.create(&dir.path().join("f")).unwrap();
+    /// f.append(&[7; 8192]).unwrap();
+    /// let sync = f.sync_handle().unwrap();
+    /// sync.start_writeback(0, 4096).unwrap(); // the first page is on its way
+    /// sync.sync().unwrap(); // the rest, and the wait
+    /// ```
+    fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+        let _ = (offset, len);
+        Ok(())
+    }
 }
 
 /// A file read at arbitrary offsets, shareable between threads.

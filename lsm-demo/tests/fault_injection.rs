@@ -813,3 +813,45 @@ fn a_flush_backlog_keeps_the_logs_of_waiting_memtables() {
         assert!(actual == model);
     }
 }
+
+/// The log's writeback behind the writes (`wal_bytes_per_sync`) starts
+/// about once a step, over both logs, and is only a hint: when every
+/// writeback fails, every write still succeeds and survives a reopen.
+#[test]
+fn log_writeback_is_started_per_step_and_may_fail() {
+    const STEP: u64 = 16 << 10;
+    const WRITES: u64 = 1000;
+    for positional in [true, false] {
+        for failing in [false, true] {
+            let fs = FaultInjectionFs::new();
+            let mut o = options(MemtableKind::SkipList);
+            o.set_write_buffer_size(4 << 20)
+                .set_wal_bytes_per_sync(STEP)
+                .set_allow_concurrent_log_write(positional);
+            if failing {
+                fs.fail_after(FaultOp::Writeback, 0);
+            }
+            let db = open(&fs, &o).unwrap();
+            let mut model = State::new();
+            for i in 0..WRITES {
+                let k = format!("key{i:06}").into_bytes();
+                let v = value(i, &k, 1000);
+                db.put(&k, &v).unwrap();
+                model.insert(k, v);
+            }
+            let started = fs.calls(FaultOp::Writeback);
+            let steps = WRITES * 1024 / STEP;
+            assert!(
+                (steps / 2..=steps).contains(&started),
+                "positional {positional}: {started} writebacks for {steps} steps"
+            );
+            assert_eq!(
+                fs.injected(FaultOp::Writeback),
+                if failing { started } else { 0 }
+            );
+            drop(db);
+            fs.clear_faults();
+            assert!(scan(&open(&fs, &o).unwrap()) == model);
+        }
+    }
+}

@@ -58,6 +58,9 @@ pub(crate) struct LogFile {
     pub(crate) shared: Option<Arc<SharedFile>>,
     /// The bytes of one drain pass, kept between passes.
     buffer: Vec<u8>,
+    /// Where the writeback started behind the writes has reached (see
+    /// `start_writeback_behind`).
+    written_back: u64,
     /// Bytes appended to the logs since the database was opened, but for
     /// the records copied into this log directly (see
     /// `total_bytes_written`).
@@ -85,6 +88,25 @@ impl LogFile {
         }
     }
 
+    /// Once the records reach `end`, the writeback due of what lies more
+    /// than `per` bytes behind them, in steps of `per` (RocksDB's
+    /// `wal_bytes_per_sync`), from where the last one ended: the kernel
+    /// writes the log out while writers go on, so the `fdatasync` of a
+    /// switch, a close or a sync write finds little left to write. It stays
+    /// a step behind the records, whose last pages may still be being
+    /// written. Started after the log's lock is let go.
+    fn writeback_due(&mut self, end: u64, per: u64) -> Option<Writeback> {
+        let behind = writeback_target(end, per)?;
+        if behind <= self.written_back {
+            return None;
+        }
+        let from = std::mem::replace(&mut self.written_back, behind);
+        Some(Writeback {
+            syncer: self.syncer.clone()?,
+            range: from..behind,
+        })
+    }
+
     pub(crate) fn new(writer: LogWriter, number: u64) -> Result<LogFile> {
         let syncer = Some(
             writer
@@ -98,8 +120,24 @@ impl LogFile {
             syncer,
             shared,
             buffer: Vec::new(),
+            written_back: 0,
             bytes_written: 0,
         })
+    }
+}
+
+/// A range of a log to start writing back (see `LogFile::writeback_due`).
+struct Writeback {
+    syncer: Arc<dyn FileSync>,
+    range: Range<u64>,
+}
+
+impl Writeback {
+    /// Best effort: a failure only leaves the pages to the next
+    /// `fdatasync`.
+    fn start(self) {
+        let Range { start, end } = self.range;
+        let _ = self.syncer.start_writeback(start, end - start);
     }
 }
 
@@ -266,9 +304,10 @@ impl Shared {
         let records_len = batches.iter().map(|b| b.len()).sum();
         let (range, bytes) = self.reserve_logged(count, records_len)?;
         if let Some(log) = self.direct_log() {
-            if let Err(e) = self.copy_record(log, bytes, range.start, count, batches) {
+            if let Err(e) = self.copy_record(log, bytes.clone(), range.start, count, batches) {
                 return Err(self.fail_log(range, e));
             }
+            self.start_writeback_behind(bytes);
         } else {
             let mut record = Vec::new();
             frame_group(range.start, count, batches, &mut record);
@@ -436,8 +475,8 @@ impl Shared {
                 }
                 *bytes_written += buffer.len() as u64;
                 let appended = match writer {
-                    _ if buffer.is_empty() => Ok(()),
-                    Some(w) => w.add_framed(buffer).map_err(|e| {
+                    _ if buffer.is_empty() => Ok(0),
+                    Some(w) => w.add_framed(buffer).map(|()| w.size()).map_err(|e| {
                         Error::io(
                             format!("writing {}", log_path(&self.dir, *number).display()),
                             e,
@@ -448,15 +487,41 @@ impl Shared {
                 if buffer.capacity() > 1 << 20 {
                     *buffer = Vec::new();
                 }
-                if let Err(e) = appended {
+                match appended {
+                    Ok(end) => {
+                        let due = log.writeback_due(end, self.opts.wal_bytes_per_sync);
+                        drop(log);
+                        if let Some(due) = due {
+                            due.start();
+                        }
+                    }
                     // The log may now hold part of these records. The pass's
                     // writers fail; the positions still move on, so nothing
                     // waits forever.
-                    self.fail_log_from(log, range.start, e);
+                    Err(e) => self.fail_log_from(log, range.start, e),
                 }
                 // The queue's drained position moves past the pass once we
                 // return: writers waiting for it see the append's outcome.
             });
+    }
+
+    /// Starts the writeback due (see `LogFile::writeback_due`) for a writer
+    /// that wrote the bytes `record` of the current log itself (holding its
+    /// range, so the log is still the current one). Only a writer whose
+    /// record crossed a step takes the log's lock, and only if it is free:
+    /// a later one catches up.
+    fn start_writeback_behind(&self, record: Range<u64>) {
+        let per = self.opts.wal_bytes_per_sync;
+        if per == 0 || record.end / per == record.start / per {
+            return;
+        }
+        let due = self
+            .log
+            .try_lock()
+            .and_then(|mut log| log.writeback_due(record.end, per));
+        if let Some(due) = due {
+            due.start();
+        }
     }
 
     /// Counts `bytes` of batches this thread gave the memtable and, once it
@@ -494,6 +559,17 @@ impl Shared {
         };
         self.sync_nanos.store(average, Ordering::Relaxed);
     }
+}
+
+/// Where writeback behind records ending at `end` may reach, in steps of
+/// `per` bytes (0: none), a step behind the last step the records reached;
+/// `None` if nowhere yet.
+fn writeback_target(end: u64, per: u64) -> Option<u64> {
+    if per == 0 {
+        return None;
+    }
+    let behind = (end / per).checked_sub(1)? * per;
+    (behind > 0).then_some(behind)
 }
 
 /// Frames into `out` the log record of `count` entries numbered from

@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 #[cfg(doc)] // for the links in the docs
-use super::{FileSystem, RandomAccessFile, WritableFile};
+use super::{FileSync, FileSystem, RandomAccessFile, WritableFile};
 
 mod files;
 mod inode;
@@ -41,8 +41,12 @@ pub enum FaultOp {
     /// [`WritableFile::shared_writes`] of a file made by
     /// [`FileSystem::create_positional`].
     Append,
-    /// [`WritableFile::sync`].
+    /// [`WritableFile::sync`] and [`FileSync::sync`].
     Sync,
+    /// [`FileSync::start_writeback`]: counted, and fails when told to, but
+    /// changes nothing (a torn crash already keeps any unsynced bytes the
+    /// disk may have been sent).
+    Writeback,
     /// [`FileSystem::sync_dir`].
     SyncDir,
     /// [`FileSystem::rename`].
@@ -79,12 +83,13 @@ impl FaultOp {
     /// fs.clear_faults(); // the machine comes back
     /// assert!(fs.create(Path::new("after")).is_ok());
     /// ```
-    pub const ALL: [FaultOp; 11] = [
+    pub const ALL: [FaultOp; 12] = [
         FaultOp::CreateDir,
         FaultOp::Create,
         FaultOp::Open,
         FaultOp::Append,
         FaultOp::Sync,
+        FaultOp::Writeback,
         FaultOp::SyncDir,
         FaultOp::Rename,
         FaultOp::Remove,

@@ -81,6 +81,9 @@ pub struct BenchArgs {
     /// appending every record handed to it.
     #[arg(long, default_value = "true", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub allow_concurrent_log_write: bool,
+    /// Start writing the log back every this many bytes (0: never).
+    #[arg(long, default_value_t = 1 << 20)]
+    pub wal_bytes_per_sync: u64,
     /// fdatasync the log on every write.
     #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub sync: bool,
@@ -160,7 +163,6 @@ pub const ROCKSDB_ONLY_FLAGS: &[&str] = &[
     "mmap_read",
     "open_files",
     "bytes_per_sync",
-    "wal_bytes_per_sync",
     "keys_per_prefix",
     "prefix_size",
     "key_id_range",
@@ -261,7 +263,8 @@ pub(super) fn db_options(args: &BenchArgs, rep: MemtableRep) -> Options {
     o.set_allow_concurrent_memtable_write(args.allow_concurrent_memtable_write);
     o.set_unordered_write(args.unordered_write);
     o.set_allow_mmap_writes(args.mmap_write);
-    o.set_allow_concurrent_log_write(args.allow_concurrent_log_write);
+    o.set_allow_concurrent_log_write(args.allow_concurrent_log_write)
+        .set_wal_bytes_per_sync(args.wal_bytes_per_sync);
     o.set_group_commit_wait(args.group_commit_wait);
     args.compaction.apply(&mut o);
     o.set_write_group_options(

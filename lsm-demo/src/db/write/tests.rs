@@ -1,6 +1,6 @@
 use super::*;
 use crate::batch::{decode_group, decode_log_trailer};
-use crate::env::PosixFs;
+use crate::env::{FileSystem, PosixFs};
 use crate::filename::{FileKind, parse_file_name};
 use crate::wal::{DBRecoveryMode, LogReader};
 use crate::{DB, Options};
@@ -318,4 +318,45 @@ fn no_write_acknowledged_behind_a_failed_log_write_is_lost() {
             );
         }
     }
+}
+
+#[test]
+fn writeback_stays_a_step_behind_the_records() {
+    assert_eq!(writeback_target(10 << 20, 0), None, "0 turns it off");
+    assert_eq!(writeback_target(150, 100), None, "in the first step");
+    assert_eq!(writeback_target(199, 100), None);
+    assert_eq!(writeback_target(200, 100), Some(100));
+    assert_eq!(writeback_target(299, 100), Some(100));
+    assert_eq!(writeback_target(1234, 100), Some(1100));
+}
+
+/// Records the ranges whose writeback a log started.
+#[derive(Debug, Default)]
+struct WritebackLog(std::sync::Mutex<Vec<Range<u64>>>);
+
+impl FileSync for WritebackLog {
+    fn sync(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn start_writeback(&self, offset: u64, len: u64) -> std::io::Result<()> {
+        self.0.lock().unwrap().push(offset..offset + len);
+        Ok(())
+    }
+}
+
+/// Each writeback starts where the last one ended, whatever steps the
+/// records crossed meanwhile, and none starts twice.
+#[test]
+fn writeback_covers_the_log_once_in_order() {
+    let fs = crate::env::FaultInjectionFs::new();
+    let writer = LogWriter::new(fs.create(std::path::Path::new("log")).unwrap()).unwrap();
+    let mut log = LogFile::new(writer, 7).unwrap();
+    let started = Arc::new(WritebackLog::default());
+    log.syncer = Some(started.clone());
+    for end in [50, 150, 199, 200, 260, 299, 720, 730, 801, 805] {
+        if let Some(due) = log.writeback_due(end, 100) {
+            due.start();
+        }
+    }
+    assert_eq!(*started.0.lock().unwrap(), [0..100, 100..600, 600..700]);
 }

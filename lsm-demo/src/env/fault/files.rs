@@ -134,6 +134,10 @@ impl FileSync for MemHandle {
         lock_ignoring_poison(&self.inode).sync();
         Ok(())
     }
+
+    fn start_writeback(&self, _: u64, _: u64) -> io::Result<()> {
+        self.state()?.check(FaultOp::Writeback, &self.path)
+    }
 }
 
 #[cfg(target_os = "linux")]
