@@ -58,8 +58,8 @@ pub(crate) struct LogFile {
     pub(crate) shared: Option<Arc<SharedFile>>,
     /// The bytes of one drain pass, kept between passes.
     buffer: Vec<u8>,
-    /// Where the writeback started behind the writes has reached (see
-    /// `start_writeback_behind`).
+    /// Where the writeback started behind the records has reached (see
+    /// `writeback_due`).
     written_back: u64,
     /// Bytes appended to the logs since the database was opened, but for
     /// the records copied into this log directly (see
