@@ -178,3 +178,26 @@ pub fn thread_entries(state: &State, t: usize) -> State {
 pub fn key_name(k: u64) -> String {
     format!("key{k:04}")
 }
+
+/// Fills the database with `n` synced puts; returns the model.
+pub fn synced_fill(db: &DB, tag: u64, n: u64) -> State {
+    let mut model = State::new();
+    assert!(
+        try_synced_fill(db, tag, n, &mut model),
+        "no faults: writes work"
+    );
+    model
+}
+
+/// Synced puts into `model` until one fails; whether all succeeded.
+pub fn try_synced_fill(db: &DB, tag: u64, n: u64, model: &mut State) -> bool {
+    for i in 0..n {
+        let k = key_name(i % 300).into_bytes();
+        let v = value(tag + i, &k, 200);
+        if db.put_opt(&k, &v, &write_options(true)).is_err() {
+            return false;
+        }
+        model.insert(k, v);
+    }
+    true
+}
