@@ -262,20 +262,30 @@ fn a_sync_racing_a_crash_either_fails_or_keeps_its_bytes() {
     // 2 * round if the sync failed, one more if it returned Ok.
     let (armed, go, done) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
     let handle = std::sync::Mutex::new(None::<Arc<dyn FileSync>>);
-    let wait_for = |at: &AtomicU64, at_least: u64| {
-        while at.load(SeqCst) < at_least {
-            std::hint::spin_loop();
+    // Waits for `ready`: spins briefly, then yields, since with more
+    // threads than cores (other tests, a loaded machine) the thread waited
+    // for needs the core.
+    fn wait_until(mut ready: impl FnMut() -> bool) {
+        let mut spins = 0u32;
+        while !ready() {
+            if spins < 1000 {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
-    };
+    }
+    let wait_for = |at: &AtomicU64, at_least: u64| wait_until(|| at.load(SeqCst) >= at_least);
     let (synced, lost) = std::thread::scope(|s| {
         s.spawn(|| {
             for round in 1..=rounds {
-                let sync = loop {
-                    if let Some(sync) = handle.lock().unwrap().take() {
-                        break sync;
-                    }
-                    std::hint::spin_loop();
-                };
+                let mut sync = None;
+                wait_until(|| {
+                    sync = handle.lock().unwrap().take();
+                    sync.is_some()
+                });
+                let sync = sync.unwrap();
                 armed.store(round, SeqCst);
                 wait_for(&go, round);
                 let ok = sync.sync().is_ok();
