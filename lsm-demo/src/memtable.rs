@@ -297,18 +297,16 @@ impl MemRep for SkipListRep {
         if concurrent {
             // Concurrent inserts would fight over one hint and spoil it for
             // each other: each thread has its own (see `ThreadHint`).
-            THREAD_HINT.with(|hint| match hint.try_borrow_mut() {
-                Ok(mut hint) => for_each_entry(first_seq, batch, |key, len, fill| {
-                    let splice = hint.for_key(key, self.list.comparator().user());
+            THREAD_HINT.with(|hint| {
+                // An insert from inside an insert on this thread (a
+                // comparator that writes to another database) goes without.
+                let mut hint = hint.try_borrow_mut().ok();
+                for_each_entry(first_seq, batch, |key, len, fill| {
+                    let ucmp = self.list.comparator().user();
+                    let splice = hint.as_mut().and_then(|h| h.for_key(key, ucmp));
                     let inserted = self.list.insert_with(len, splice, fill);
                     debug_assert!(inserted, "duplicate internal key");
-                }),
-                // An insert from inside an insert on this thread (a
-                // comparator that writes to another database): no hint.
-                Err(_) => for_each_entry(first_seq, batch, |_, len, fill| {
-                    let inserted = self.list.insert_with(len, None, fill);
-                    debug_assert!(inserted, "duplicate internal key");
-                }),
+                });
             });
             return;
         }
