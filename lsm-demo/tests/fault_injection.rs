@@ -14,7 +14,7 @@
 //! - a failed call gives the writer concerned an error, or the engine keeps
 //!   working; and the database always reopens once the faults are cleared.
 //!
-//! A power loss here is `power_off` (in `common/faults.rs`): first every
+//! A power loss here is `FaultInjectionFs::simulate_power_loss`: first every
 //! file-system call starts to fail, so the engine that is still running in
 //! this process (its writers, its background thread, its `Drop`) cannot
 //! touch the disk as it comes back, then the unsynced data is dropped.
@@ -287,7 +287,7 @@ fn random_faults_then_crash_or_exit() {
                     // A failed open may leave anything behind but must not
                     // lose data: clear (maybe lose power) and open again.
                     if rng.percent(50) {
-                        power_off(&fs, rng.percent(50).then(|| rng.next()));
+                        fs.simulate_power_loss(rng.percent(50).then(|| rng.next()));
                     }
                     fs.clear_faults();
                     open(&fs, &o).unwrap_or_else(|e| {
@@ -304,7 +304,7 @@ fn random_faults_then_crash_or_exit() {
             injected += FaultOp::ALL.iter().map(|&op| fs.injected(op)).sum::<u64>();
             let crash = rng.percent(70);
             let durable = if crash {
-                power_off(&fs, rng.percent(50).then(|| rng.next()));
+                fs.simulate_power_loss(rng.percent(50).then(|| rng.next()));
                 reboot(&fs, db);
                 synced
             } else {
@@ -383,7 +383,7 @@ fn random_faults_with_concurrent_synced_writers() {
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        power_off(&fs, rng.percent(50).then(|| rng.next()));
+        fs.simulate_power_loss(rng.percent(50).then(|| rng.next()));
         reboot(&fs, db);
         let db = open(&fs, &o)
             .unwrap_or_else(|e| panic!("seed {seed}: no reopen after faults {rules:?}: {e}"));
@@ -438,7 +438,7 @@ fn flush_and_manifest_failures_at_every_step() {
                 let v = value(7777, &k, 10);
                 let after = db.put_opt(&k, &v, &write_options(true));
                 if crash {
-                    power_off(&fs, Some(skip));
+                    fs.simulate_power_loss(Some(skip));
                     reboot(&fs, db);
                 } else {
                     fs.clear_faults();
@@ -540,7 +540,7 @@ fn open_failures_at_every_step() {
                 let mut model = synced_fill(&db, 0, 120);
                 db.flush().unwrap();
                 model.extend(synced_fill(&db, 500, 100));
-                power_off(&fs, None);
+                fs.simulate_power_loss(None);
                 reboot(&fs, db);
                 fs.fail_after(op, skip);
                 let first = open(&fs, &o);
@@ -549,7 +549,7 @@ fn open_failures_at_every_step() {
                     assert!(scan(&db) == model);
                     drop(db);
                 } else if crash {
-                    power_off(&fs, Some(skip));
+                    fs.simulate_power_loss(Some(skip));
                     fs.clear_faults();
                 } else {
                     fs.clear_faults();
@@ -626,7 +626,7 @@ fn a_flush_backlog_keeps_the_logs_of_waiting_memtables() {
             wait_for("one flush", &|| {
                 db.stats().level_files[0] == 1 && gated.holding()
             });
-            power_off(&fs, None);
+            fs.simulate_power_loss(None);
             gated.open_gate();
             writer.join().unwrap()
         });

@@ -58,7 +58,7 @@ fn log_append_and_sync_failures() {
                     model.get(key_name(1).as_bytes()).cloned()
                 );
                 if crash {
-                    power_off(&fs, None);
+                    fs.simulate_power_loss(None);
                     reboot(&fs, db);
                 } else {
                     drop(db);
@@ -116,7 +116,7 @@ fn abandoned_log_is_skipped(grown: bool) {
     assert!(try_synced_fill(&db, 1000, 400, &mut model));
     assert_eq!(db.stats().immutable_memtables, 1);
     assert_eq!(log_names(&fs).len(), 3, "{:?}", log_names(&fs));
-    power_off(&fs, None);
+    fs.simulate_power_loss(None);
     gated.open_gate();
     reboot(&fs, db);
     if grown {

@@ -10,7 +10,7 @@
 //!   the acknowledged writes (only a tail of unsynced writes may go, never an
 //!   older write, never half a batch, never a value that was not written).
 //!
-//! A power loss here is `power_off` (in `common/faults.rs`).
+//! A power loss here is `FaultInjectionFs::simulate_power_loss`.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -52,7 +52,7 @@ fn write_until_power_loss<R: Send>(
         {
             std::thread::sleep(Duration::from_micros(100));
         }
-        power_off(fs, torn);
+        fs.simulate_power_loss(torn);
         stop.store(true, Ordering::Relaxed);
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
@@ -317,7 +317,7 @@ fn unsynced_writes_lose_only_a_tail(
             }
         }
         let torn = rng.percent(50).then(|| rng.next());
-        power_off(&fs, torn);
+        fs.simulate_power_loss(torn);
         reboot(&fs, db);
         let db = open(&fs, &o).unwrap_or_else(|e| panic!("seed {seed} round {round}: {e}"));
         let actual = scan(&db);
@@ -372,7 +372,7 @@ fn flush_wal_makes_earlier_unsynced_writes_survive_power_loss() {
         for i in 200..300u32 {
             db.put(i.to_be_bytes(), i.to_le_bytes()).unwrap();
         }
-        power_off(&fs, None);
+        fs.simulate_power_loss(None);
         reboot(&fs, db);
         let db = open(&fs, &o).unwrap();
         let state = scan(&db);
@@ -415,7 +415,7 @@ fn a_log_whose_records_were_not_synced_at_close_gets_no_trailer() {
         }
         fs.fail_next(lsm_demo::env::FaultOp::Sync, 2);
         drop(db);
-        power_off(&fs, Some(seed));
+        fs.simulate_power_loss(Some(seed));
         fs.clear_faults();
         let db = open(&fs, &o).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let kept: Vec<u32> = scan(&db)

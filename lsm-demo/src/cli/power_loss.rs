@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lsm_demo::env::{FaultInjectionFs, FaultOp};
+use lsm_demo::env::FaultInjectionFs;
 use lsm_demo::{DB, Options, WriteOptions};
 use rand::{Rng, SeedableRng};
 
@@ -70,19 +70,7 @@ pub fn run(a: &CrashArgs, opts: &Options) -> Result<(), Error> {
             a,
             round_seed,
             Duration::from_millis(run_ms),
-            || {
-                // Every call fails from the cut on: the engine still
-                // running here must not reach the disk as it comes back
-                // (a removal or rename by path would land in the new
-                // namespace, as a dead process's never would).
-                for op in FaultOp::ALL {
-                    fs.fail_after(op, 0);
-                }
-                match torn {
-                    Some(s) => fs.simulate_crash_torn(s),
-                    None => fs.simulate_crash(),
-                }
-            },
+            || fs.simulate_power_loss(torn),
         )?;
         acked_writes += acked;
         drop(db);

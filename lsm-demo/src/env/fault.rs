@@ -63,11 +63,10 @@ pub enum FaultOp {
 }
 
 impl FaultOp {
-    /// Every kind of call. A simulated power loss that fails them all
-    /// first keeps the engine still running in the process from writing
-    /// to the disk as it comes back: handles opened before a crash fail on
-    /// their own, but calls by path (create, rename, remove, directory
-    /// syncs) would reach the new namespace.
+    /// Every kind of call: what
+    /// [`FaultInjectionFs::simulate_power_loss`] fails before it crashes,
+    /// so that the engine still running in the process cannot write to the
+    /// disk as it comes back.
     ///
     /// # Examples
     ///
@@ -388,6 +387,40 @@ impl FaultInjectionFs {
     /// ```
     pub fn simulate_crash_torn(&self, seed: u64) {
         self.crash(Some(seed | 1));
+    }
+
+    /// A power loss as a process that keeps running meets it: every call
+    /// fails from now on (as [`fail_after`](Self::fail_after) with no
+    /// successes, for each of [`FaultOp::ALL`]), then the file system
+    /// crashes, clean ([`Self::simulate_crash`]) or, given a seed, torn
+    /// ([`Self::simulate_crash_torn`]). An engine still running in the
+    /// process then cannot reach the disk as it comes back: handles opened
+    /// before the crash fail on their own, but a rename or removal by path
+    /// would land in the new namespace, as a dead process's never would.
+    /// [`Self::clear_faults`] brings the machine back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lsm_demo::env::{FaultInjectionFs, FileSystem};
+    /// use std::path::Path;
+    /// let fs = FaultInjectionFs::new();
+    /// let mut f = fs.create(Path::new("log")).unwrap();
+    /// fs.sync_dir(Path::new("")).unwrap();
+    /// f.append(b"lost").unwrap();
+    /// fs.simulate_power_loss(None);
+    /// assert!(fs.create(Path::new("after")).is_err());
+    /// fs.clear_faults();
+    /// assert_eq!(fs.read_file(Path::new("log")).unwrap(), b"");
+    /// ```
+    pub fn simulate_power_loss(&self, torn: Option<u64>) {
+        for op in FaultOp::ALL {
+            self.fail_after(op, 0);
+        }
+        match torn {
+            Some(seed) => self.simulate_crash_torn(seed),
+            None => self.simulate_crash(),
+        }
     }
 
     fn crash(&self, mut rng: Option<u64>) {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use lsm_demo::env::{FaultInjectionFs, FaultOp};
+use lsm_demo::env::FaultInjectionFs;
 use lsm_demo::{DB, IteratorMode, MemtableKind, Options, WriteBatch, WriteOptions};
 
 /// Where the tests' database lives, in the simulated file system.
@@ -69,20 +69,6 @@ pub fn write_options(sync: bool) -> WriteOptions {
     let mut wo = WriteOptions::default();
     wo.set_sync(sync);
     wo
-}
-
-/// The power goes off: from now on every call fails (the engine still
-/// running in this process must not write to the disk as it comes back),
-/// and everything not durable is dropped (a random part of it kept with
-/// `torn`).
-pub fn power_off(fs: &FaultInjectionFs, torn: Option<u64>) {
-    for op in FaultOp::ALL {
-        fs.fail_after(op, 0);
-    }
-    match torn {
-        Some(seed) => fs.simulate_crash_torn(seed),
-        None => fs.simulate_crash(),
-    }
 }
 
 /// Ends the engine that was running at the power loss (every call it makes
