@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # ThreadSanitizer over the concurrent tests (issue 8): the multi-threaded
-# integration test files of arena/, write-group/, skiplist/, vecmem/ and
-# ordered-publish/ (not the loom models), and the engine's multi-threaded
-# tests in lsm-demo, all named in the list below. The pinned nightly
-# (.ci/toolchain.sh) with -Zbuild-std, so the standard library is
+# integration test files of arena/, write-group/, skiplist/, vecmem/,
+# ordered-publish/ and shared-file/ (not the loom models), and the engine's
+# multi-threaded tests in lsm-demo, all named in the list below. The pinned
+# nightly (.ci/toolchain.sh) with -Zbuild-std, so the standard library is
 # instrumented too. No suppressions: any report fails the run.
 #
 # The list is explicit, and every entry must run at least one test: a file
@@ -70,6 +70,8 @@ tsan skiplist stress
 tsan vecmem concurrent
 tsan vecmem model
 tsan ordered-publish stress
+# One round per backing: each writes some 40 MB through the sanitizer.
+STRESS_ROUNDS=1 tsan shared-file stress
 
 # The engine: its multi-threaded tests only (the single-threaded model and
 # fault tests add nothing under TSan and take long).

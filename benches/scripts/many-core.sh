@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# The scaling figures for a many-core machine, in about five minutes: the
+# The scaling figures for a many-core machine, in about six minutes: the
 # write group's tree wake-up and fan-out with synced groups, its contenders up
-# to 64 writers, the arena's shards, ordered publication, the vector
-# memtable's and the skiplist's scaling, and the engine from 1 to 64 threads
-# (without the log, with it, with it mapped, synced; RocksDB's db_bench
-# beside it where one is at hand).
+# to 64 writers, the arena's shards, ordered publication, one log file
+# written from many threads, the vector memtable's and the skiplist's
+# scaling, and the engine from 1 to 64 threads (without the log, with it,
+# with it mapped, synced; RocksDB's db_bench beside it where one is at
+# hand).
 #
 # Usage: benches/scripts/many-core.sh OUT_DIR [BIN_DIR]
 #
 # BIN_DIR holds the bench executables named arena, write_group, skiplist,
-# vecmem, ordered_publish and an `lsm-demo` binary, for a machine without a
-# Rust toolchain (and, optionally, `db_bench` with its shared libraries in
-# BIN_DIR/lib); without it they are built here. The vector memtable's
-# targets and the fan-out run with criterion's full sampling; the rest in
-# its `--quick` mode (no warm-up; iterations double until two agree within
-# 5%), coarse figures for the shape of the scaling. One log per part lands
-# in OUT_DIR.
+# vecmem, ordered_publish, shared_file and an `lsm-demo` binary, for a
+# machine without a Rust toolchain (and, optionally, `db_bench` with its
+# shared libraries in BIN_DIR/lib); without it they are built here. The
+# vector memtable's targets and the fan-out run with criterion's full
+# sampling; the rest in its `--quick` mode (no warm-up; iterations double
+# until two agree within 5%), coarse figures for the shape of the scaling.
+# One log per part lands in OUT_DIR.
 set -uo pipefail
 
 out=${1:?usage: many-core.sh OUT_DIR [BIN_DIR]}
@@ -91,6 +92,13 @@ quick() { timeout "$1" "$bin/$2" --bench --quick --noplot "${@:3}" 2>&1; }
     part ordered-publish
     BENCH_THREADS=1,4,16 quick 100 ordered_publish 'ordered_publish/|log_buffer/'
 } >"$out/ordered_publish.log"
+
+{
+    # One log file written from many threads: a pwrite each, copies into a
+    # map, a Mutex<File>, the write group's one write per group.
+    part shared-file
+    BENCH_THREADS=1,4,16 quick 100 shared_file 'shared_file/append_work/'
+} >"$out/shared_file.log"
 
 {
     part skiplist

@@ -52,49 +52,14 @@ use std::sync::Arc;
 mod fault;
 mod posix;
 #[cfg(target_os = "linux")]
-mod shared_file;
+mod shared_writable;
 pub use fault::{FaultInjectionFs, FaultOp, InjectedFault};
 pub use posix::PosixFs;
-#[cfg(target_os = "linux")]
-pub use shared_file::SharedFile;
-
-/// Off Linux no file is shared between writers (see the Linux docs of this
-/// type): it has no values, and [`WritableFile::shared_writes`] is `None`.
-#[cfg(not(target_os = "linux"))]
-#[derive(Debug)]
-pub enum SharedFile {}
-
-#[cfg(not(target_os = "linux"))]
-impl SharedFile {
-    /// Never runs: the type has no values.
-    ///
-    /// # Safety
-    ///
-    /// None: it cannot be called.
-    pub unsafe fn write_at(&self, _: u64, _: &[u8]) -> io::Result<()> {
-        match *self {}
-    }
-
-    /// Never runs: the type has no values.
-    pub fn is_positional(&self) -> bool {
-        match *self {}
-    }
-
-    /// Never runs: the type has no values.
-    pub fn grown(&self) -> u64 {
-        match *self {}
-    }
-
-    /// Never runs: the type has no values.
-    pub fn set_size(&self, _: u64) {
-        match *self {}
-    }
-
-    /// Never runs: the type has no values.
-    pub fn grow_to(&self, _: u64) -> io::Result<()> {
-        match *self {}
-    }
-}
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) use posix::write_hooks;
+/// The file that writers of a log write at once, each at bytes it reserved
+/// (see [`WritableFile::shared_writes`]): the `shared-log-file` crate's.
+pub use shared_log_file::SharedFile;
 
 /// A file open for appending.
 ///

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[cfg(target_os = "linux")]
-use super::shared_file::{Backing, SharedWritableFile};
+use super::shared_writable::SharedWritableFile;
 use super::{FileLock, FileSync, FileSystem, RandomAccessFile, WritableFile, annotate};
 
 /// The real file system, through `std::fs`.
@@ -208,8 +208,9 @@ impl FileSystem for PosixFs {
         {
             // Readable too: a shared mapping of the file reads it.
             let file = create_truncated(path, true)?;
-            match SharedWritableFile::new(Backing::Mapped(file), path.to_path_buf()) {
-                Ok(mapped) => return Ok(Box::new(mapped)),
+            let sync = PosixFileSync::of(&file, path)?;
+            match shared_log_file::SharedFile::mapped(file, path) {
+                Ok(mapped) => return Ok(Box::new(SharedWritableFile::new(mapped, sync))),
                 // No `fallocate` (EOPNOTSUPP), or no shared mappings of
                 // its files (ENODEV): this file system writes.
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::ENODEV)) => {}
@@ -226,10 +227,13 @@ impl FileSystem for PosixFs {
         #[cfg(target_os = "linux")]
         {
             let file = create_truncated(path, false)?;
-            let positioned = Backing::Positional(Box::new(file));
-            let shared = SharedWritableFile::new(positioned, path.to_path_buf())
+            let sync = PosixFileSync::of(&file, path)?;
+            // Tests hold or fail its writes (see `write_hooks`).
+            #[cfg(test)]
+            let file = write_hooks::Hooked::new(file, path);
+            let shared = shared_log_file::SharedFile::positional(file, path)
                 .map_err(|e| annotate(e, "create", path))?;
-            Ok(Box::new(shared))
+            Ok(Box::new(SharedWritableFile::new(shared, sync)))
         }
         #[cfg(not(target_os = "linux"))]
         self.create(path)
@@ -340,5 +344,69 @@ impl FileSystem for PosixFs {
             _file: file,
             path: path.to_path_buf(),
         }))
+    }
+}
+
+/// Unit tests' stand-in for the disk under a positional log: a hook, set
+/// for a path, called with each positioned write's offset before the
+/// write, whose error it returns instead.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) mod write_hooks {
+    use std::fs::File;
+    use std::io;
+    use std::os::unix::fs::FileExt;
+    use std::path::{Path, PathBuf};
+    use std::sync::{Arc, Mutex};
+
+    /// A hook: called with a write's offset; its error fails the write.
+    pub(crate) type Hook = Arc<dyn Fn(u64) -> io::Result<()> + Send + Sync>;
+
+    /// The hooks set, by path (each test has a directory of its own).
+    static HOOKS: Mutex<Vec<(PathBuf, Hook)>> = Mutex::new(Vec::new());
+
+    /// Calls `hook` before every positioned write to `path` from now on.
+    pub(crate) fn set(path: &Path, hook: Hook) {
+        let mut hooks = HOOKS.lock().unwrap();
+        hooks.retain(|(p, _)| p != path);
+        hooks.push((path.to_path_buf(), hook));
+    }
+
+    /// A positional file whose writes go through its path's hook.
+    #[derive(Debug)]
+    pub(in crate::env) struct Hooked {
+        file: File,
+        path: PathBuf,
+    }
+
+    impl Hooked {
+        pub(in crate::env) fn new(file: File, path: &Path) -> Hooked {
+            Hooked {
+                file,
+                path: path.to_path_buf(),
+            }
+        }
+    }
+
+    impl shared_log_file::PositionedFile for Hooked {
+        fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+            let hooks = HOOKS.lock().unwrap();
+            let hook = hooks.iter().find(|(p, _)| *p == self.path);
+            let hook = hook.map(|(_, hook)| hook.clone());
+            drop(hooks);
+            // Called with no lock held: a hook may block while other
+            // writers go through theirs.
+            if let Some(hook) = hook {
+                hook(offset)?;
+            }
+            FileExt::write_all_at(&self.file, data, offset)
+        }
+
+        fn set_len(&self, len: u64) -> io::Result<()> {
+            File::set_len(&self.file, len)
+        }
+
+        fn sync_data(&self) -> io::Result<()> {
+            File::sync_data(&self.file)
+        }
     }
 }

@@ -168,11 +168,15 @@ fn a_batch_larger_than_a_log_record_is_refused_before_it_is_written() {
 }
 
 /// The log that writers write at once, with `hook` called before each
-/// `pwrite` (see `SharedFile::before_write`).
+/// `pwrite` (see `env::write_hooks`).
 fn fail_log_writes(db: &DB, hook: impl Fn(u64) -> std::io::Result<()> + Send + Sync + 'static) {
-    let shared = db.shared.log.lock().shared.clone();
-    let shared = shared.expect("writers write the default log themselves");
-    *shared.before_write.0.lock().unwrap() = Some(std::sync::Arc::new(hook));
+    let log = db.shared.log.lock();
+    assert!(
+        log.shared.is_some(),
+        "writers write the default log themselves"
+    );
+    let path = crate::filename::log_path(&db.shared.dir, log.number);
+    crate::env::write_hooks::set(&path, std::sync::Arc::new(hook));
 }
 
 fn disk_error() -> std::io::Error {

@@ -10,7 +10,7 @@ use super::{
     normalize, not_found, parent_of,
 };
 #[cfg(target_os = "linux")]
-use crate::env::shared_file::{Backing, PositionedFile, SharedWritableFile};
+use crate::env::shared_writable::SharedWritableFile;
 use crate::env::{FileLock, FileSync, FileSystem, RandomAccessFile, WritableFile, copy_at};
 
 /// How [`FaultInjectionFs::open_writable`] opens a file.
@@ -141,7 +141,7 @@ impl FileSync for MemHandle {
 }
 
 #[cfg(target_os = "linux")]
-impl PositionedFile for MemHandle {
+impl shared_log_file::PositionedFile for MemHandle {
     /// Fails as an append does ([`FaultOp::Append`], torn appends
     /// included).
     fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
@@ -159,10 +159,6 @@ impl PositionedFile for MemHandle {
 
     fn sync_data(&self) -> io::Result<()> {
         FileSync::sync(self)
-    }
-
-    fn sync_handle(&self, _: &Path) -> io::Result<Arc<dyn FileSync>> {
-        Ok(Arc::new(self.clone()))
     }
 }
 
@@ -283,8 +279,9 @@ impl FileSystem for FaultInjectionFs {
         #[cfg(target_os = "linux")]
         {
             let path = file.handle.path.clone();
-            let backing = Backing::Positional(Box::new(file.handle));
-            Ok(Box::new(SharedWritableFile::new(backing, path)?))
+            let sync = Arc::new(file.handle.clone());
+            let shared = shared_log_file::SharedFile::positional(file.handle, path)?;
+            Ok(Box::new(SharedWritableFile::new(shared, sync)))
         }
         #[cfg(not(target_os = "linux"))]
         Ok(Box::new(file))

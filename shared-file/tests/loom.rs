@@ -20,31 +20,30 @@
 //!   file) hand off to the owner with a Release/Acquire counter. Until the
 //!   owner calls `set_size`, `append` and `sync` refuse (the writers' flag,
 //!   Relaxed, reaches the owner through the hand-off); after it, appends
-//!   and syncs through the handle go on from the size set, growing again
-//!   after the sync's cut.
+//!   and syncs go on from the size set, growing again after the sync's cut.
 //!
-//! The models assume `shared_file.rs`'s sizes under loom: `GROW` 64 KiB (checked
+//! The models assume `file.rs`'s sizes under loom: `GROW` 64 KiB (checked
 //! here through `grown` after the first growth), `CHUNK` 128 KiB.
 //!
-//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release -p lsm-demo --test loom`
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release -p shared-log-file --test loom`
 #![cfg(all(loom, target_os = "linux"))]
 
+use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
-use lsm_demo::env::{FileSystem, PosixFs, SharedFile, WritableFile};
+use shared_log_file::SharedFile;
 
-/// `shared_file.rs`'s `GROW` under loom.
+/// `file.rs`'s `GROW` under loom.
 const GROW: u64 = 64 << 10;
-/// `shared_file.rs`'s `CHUNK` under loom.
+/// `file.rs`'s `CHUNK` under loom.
 const CHUNK: u64 = 128 << 10;
 
-/// A fresh mapped file and its shared handle.
+/// A fresh mapped file.
 struct Log {
     path: PathBuf,
-    file: Box<dyn WritableFile>,
     shared: Arc<SharedFile>,
     // Dropped last (fields drop in order): the file lives in it.
     _dir: tempfile::TempDir,
@@ -62,27 +61,39 @@ impl Log {
         }
         .unwrap();
         let path = dir.path().join("log");
-        let file = PosixFs.create_mapped(&path).unwrap();
-        let shared = file.shared_writes().expect("a mapped file on Linux");
-        assert_eq!(
-            shared.grown(),
-            GROW,
-            "shared_file.rs's GROW under loom changed"
-        );
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .unwrap();
+        let shared = Arc::new(SharedFile::mapped(file, &path).unwrap());
+        assert_eq!(shared.grown(), GROW, "file.rs's GROW under loom changed");
         Log {
             path,
-            file,
             shared,
             _dir: dir,
         }
     }
 
+    /// Appends through the owner's side.
+    fn append(&self, data: &[u8]) -> std::io::Result<()> {
+        // SAFETY: the models append only once their writers are done.
+        unsafe { self.shared.append(data) }
+    }
+
+    /// Cuts and syncs through the owner's side.
+    fn sync(&self) -> std::io::Result<()> {
+        // SAFETY: the models sync only once their writers are done.
+        unsafe { self.shared.sync() }
+    }
+
     /// Sets the size, syncs (which cuts the file to it) and checks the file
     /// holds `writes` at their offsets and zeros elsewhere.
-    fn check(mut self, size: u64, writes: &[(u64, &[u8])]) {
+    fn check(self, size: u64, writes: &[(u64, &[u8])]) {
         self.shared.set_size(size);
-        assert_eq!(self.file.size(), size);
-        self.file.sync().unwrap();
+        assert_eq!(self.shared.size(), size);
+        self.sync().unwrap();
         let mut expected = vec![0; size as usize];
         for &(at, data) in writes {
             expected[at as usize..at as usize + data.len()].copy_from_slice(data);
@@ -94,7 +105,7 @@ impl Log {
 /// Copies `data` at `at` from a writer thread.
 fn write(shared: &SharedFile, at: u64, data: &[u8]) {
     // SAFETY: the models give each writer ranges of its own, and nobody
-    // appends or syncs through the handle until the writers are done.
+    // appends or syncs until the writers are done.
     unsafe { shared.write_at(at, data) }.unwrap();
 }
 
@@ -176,7 +187,7 @@ fn set_size_after_the_writers_hand_off() {
     const GROWING: (u64, &[u8]) = (GROW - 2, b"cdef");
     const SIZE: u64 = GROW + 2;
     loom::model(|| {
-        let mut log = Log::new();
+        let log = Log::new();
         let done = Arc::new(AtomicUsize::new(0));
         let writers: Vec<_> = [FIRST, GROWING]
             .into_iter()
@@ -193,14 +204,14 @@ fn set_size_after_the_writers_hand_off() {
         while done.load(Ordering::Acquire) < 2 {
             thread::yield_now();
         }
-        assert!(log.file.append(b"x").is_err(), "append, size unknown");
-        assert!(log.file.sync().is_err(), "sync, size unknown");
+        assert!(log.append(b"x").is_err(), "append, size unknown");
+        assert!(log.sync().is_err(), "sync, size unknown");
         log.shared.set_size(SIZE);
-        log.file.append(b"gh").unwrap();
-        assert_eq!(log.file.size(), SIZE + 2);
+        log.append(b"gh").unwrap();
+        assert_eq!(log.shared.size(), SIZE + 2);
         // Cuts the file to SIZE + 2: the next append grows it again.
-        log.file.sync().unwrap();
-        log.file.append(b"ij").unwrap();
+        log.sync().unwrap();
+        log.append(b"ij").unwrap();
         for t in writers {
             t.join().unwrap();
         }

@@ -1,0 +1,676 @@
+//! [`SharedFile`]: its two backings, the growth of a mapped one, and the
+//! owner's appends and syncs.
+
+// Off Linux only the positional backing exists: the map's sizes and chunk
+// table go unused.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code, unused_imports))]
+
+use std::fmt;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::PoisonError;
+use std::sync::atomic::Ordering;
+
+#[cfg(target_os = "linux")]
+use std::{os::fd::AsRawFd, ptr};
+
+use crate::PositionedFile;
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Mutex, ptr_get_mut};
+
+/// Bytes per mapping: a file is mapped this much at a time.
+#[cfg(not(loom))]
+const CHUNK: u64 = 8 << 20;
+/// The most chunks a file has: its largest size is `CHUNKS * CHUNK`
+/// (64 GiB).
+#[cfg(not(loom))]
+const CHUNKS: usize = 8192;
+/// Bytes the file grows by at least (blocks reserved and pages faulted in).
+#[cfg(not(loom))]
+const GROW: u64 = 1 << 20;
+
+// Under loom, smaller: each iteration of a model makes, grows and maps a
+// fresh file, and with 8192 loom atomics per file and 1 MiB faulted in per
+// growth the models ran about 25 times slower. A model's writes cross
+// growths and chunks within a few hundred KiB. Still multiples of any page
+// size Linux uses (up to 64 KiB): mappings and populated ranges start at a
+// page. (`tests/loom.rs` assumes these sizes.)
+#[cfg(loom)]
+const CHUNK: u64 = 128 << 10;
+#[cfg(loom)]
+const CHUNKS: usize = 4;
+#[cfg(loom)]
+const GROW: u64 = 64 << 10;
+
+/// A file that many threads write at once, each at offsets it reserved (a
+/// `fetch_add` on a counter, or `ordered_publish::Sequencer::
+/// reserve_with_bytes` for bytes in sequence order): through a shared
+/// memory map ([`SharedFile::mapped`]: no lock and no system call per
+/// write), or with a positioned write each ([`SharedFile::positional`]).
+///
+/// The writers' offsets are theirs to track: once they are done, their
+/// owner says where the writes end ([`set_size`](Self::set_size)), which
+/// is then the file's size (where [`append`](Self::append)s go, what
+/// [`sync`](Self::sync) cuts the file to). Bytes below it that nobody wrote
+/// read as zeros. Writes add no shared counter of their own.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use shared_log_file::SharedFile;
+/// use std::fs::File;
+///
+/// let path = dir.path().join("log");
+/// let shared = SharedFile::positional(File::create(&path).unwrap(), &path).unwrap();
+/// std::thread::scope(|s| {
+///     let shared = &shared;
+///     // SAFETY: the two ranges do not overlap.
+///     s.spawn(move || unsafe { shared.write_at(3, b"def") }.unwrap());
+///     unsafe { shared.write_at(0, b"abc") }.unwrap();
+/// });
+/// shared.set_size(6); // the writers are done: their writes end at 6
+/// // SAFETY: no writer is at work any more.
+/// unsafe { shared.sync() }.unwrap(); // cut back to 6 bytes, and synced
+/// assert_eq!(std::fs::read(&path).unwrap(), b"abcdef");
+/// ```
+pub struct SharedFile {
+    path: PathBuf,
+    /// How writes reach the file.
+    backing: Backing,
+    /// Mapped, `chunks[i]` maps the file's bytes from `i * CHUNK`; null
+    /// until the file first grows into it. Empty when positional.
+    chunks: Box<[AtomicPtr<u8>]>,
+    /// Bytes the file is grown to (blocks reserved, chunks mapped): writes
+    /// below it touch only memory. `u64::MAX` when positional.
+    grown: AtomicU64,
+    /// Held while growing, one grower at a time, and by a sync's cut.
+    grow: Mutex<()>,
+    /// The file's size: where appends go, what a sync or drop cuts to.
+    written: AtomicU64,
+    /// Set by a shared write, cleared by `set_size`: while set, the size is
+    /// not known (appends and syncs refuse, a drop leaves the file long).
+    size_unknown: AtomicBool,
+}
+
+/// How the writes of a [`SharedFile`] reach the file.
+#[derive(Debug)]
+enum Backing {
+    /// Copies into a shared memory map of the file.
+    #[cfg(target_os = "linux")]
+    Mapped(File),
+    /// A positioned write each.
+    Positional(Box<dyn PositionedFile>),
+}
+
+impl Backing {
+    /// The file, for the calls both kinds make.
+    fn file(&self) -> &dyn PositionedFile {
+        match self {
+            #[cfg(target_os = "linux")]
+            Backing::Mapped(file) => file,
+            Backing::Positional(file) => &**file,
+        }
+    }
+}
+
+impl fmt::Debug for SharedFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedFile")
+            .field("path", &self.path)
+            .field("backing", &self.backing)
+            .field("grown", &self.grown())
+            .field("size", &self.size())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedFile {
+    /// A file whose writers copy into a shared memory map of `file`, which
+    /// must be empty (it is written from offset 0) and open for reading and
+    /// writing (a shared writable mapping needs both); `path` names it in
+    /// errors. It grows `GROW` bytes (1 MiB) at a time, ahead of the writes:
+    /// `fallocate` extends it and reserves the blocks first, so a full disk
+    /// fails that call, never a page fault in the middle of a copy; its new
+    /// pages are faulted in writable (`MADV_POPULATE_WRITE`) as it grows.
+    /// It is mapped in chunks of 8 MiB, each mapped once and kept until the
+    /// file is dropped, so an address handed to one writer stays valid while
+    /// others grow the file. Its largest size is 64 GiB.
+    ///
+    /// A [`sync`](Self::sync) cuts the file back to its size; after a crash
+    /// (or a drop that could not cut it) the rest of the last growth stays
+    /// as zeros.
+    ///
+    /// # Errors
+    ///
+    /// The first growth's: `EOPNOTSUPP` from a file system without
+    /// `fallocate`, `ENODEV` from one whose files cannot be mapped (write
+    /// the file otherwise there), a full disk.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use shared_log_file::SharedFile;
+    /// use std::fs::OpenOptions;
+    ///
+    /// let path = dir.path().join("log");
+    /// let file = OpenOptions::new().read(true).write(true).create(true).open(&path).unwrap();
+    /// let shared = SharedFile::mapped(file, &path).unwrap();
+    /// assert!(!shared.is_positional());
+    /// // SAFETY: one writer, and nobody appends or syncs meanwhile.
+    /// unsafe { shared.write_at(0, b"mapped") }.unwrap();
+    /// shared.set_size(6);
+    /// drop(shared); // cuts the file to its size
+    /// assert_eq!(std::fs::read(&path).unwrap(), b"mapped");
+    /// ```
+    #[cfg(target_os = "linux")]
+    pub fn mapped(file: File, path: impl Into<PathBuf>) -> io::Result<SharedFile> {
+        SharedFile::new(Backing::Mapped(file), path.into())
+    }
+
+    /// A file whose writers write with a positioned write each
+    /// ([`PositionedFile::write_all_at`]: a `pwrite` for a [`File`]), which
+    /// extends the file as an append does: a full disk fails the write that
+    /// meets it, and after a crash the file ends where the furthest write
+    /// ended. `file` must be empty; `path` names it in errors.
+    ///
+    /// # Errors
+    ///
+    /// None for a file of std's; `Result` for symmetry with
+    /// [`mapped`](Self::mapped).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use shared_log_file::SharedFile;
+    /// use std::fs::File;
+    ///
+    /// let path = dir.path().join("log");
+    /// let shared = SharedFile::positional(File::create(&path).unwrap(), &path).unwrap();
+    /// assert!(shared.is_positional());
+    /// assert_eq!(shared.grown(), u64::MAX); // nothing to grow
+    /// ```
+    pub fn positional(
+        file: impl PositionedFile + 'static,
+        path: impl Into<PathBuf>,
+    ) -> io::Result<SharedFile> {
+        SharedFile::new(Backing::Positional(Box::new(file)), path.into())
+    }
+
+    /// Grows a mapped file a first time.
+    fn new(backing: Backing, path: PathBuf) -> io::Result<SharedFile> {
+        // A positional file is grown to the end from the start: each
+        // positioned write extends it, and no growth step ever runs.
+        let (chunks, grown) = match backing {
+            #[cfg(target_os = "linux")]
+            Backing::Mapped(_) => (CHUNKS, 0),
+            Backing::Positional(_) => (0, u64::MAX),
+        };
+        let shared = SharedFile {
+            path,
+            backing,
+            chunks: (0..chunks)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            grown: AtomicU64::new(grown),
+            grow: Mutex::new(()),
+            written: AtomicU64::new(0),
+            size_unknown: AtomicBool::new(false),
+        };
+        shared.grow_to(1)?;
+        Ok(shared)
+    }
+
+    /// The path the file was made with, which its errors name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("log");
+    /// let shared = shared_log_file::SharedFile::positional(std::fs::File::create(&path).unwrap(), &path).unwrap();
+    /// assert_eq!(shared.path(), path);
+    /// ```
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes `data` into the file at `offset`, growing the file first if
+    /// it does not reach that far. Mapped, fails only where growing fails
+    /// (a full disk, or past the largest size, 64 GiB); positional, where
+    /// the positioned write fails (a full disk, an I/O error), which may
+    /// leave part of `data` written. The file holds the bytes below
+    /// `offset` it held before either way. The file's size is unknown from
+    /// then on, until [`set_size`](Self::set_size).
+    ///
+    /// # Errors
+    ///
+    /// The growth's or the write's, naming the file.
+    ///
+    /// # Safety
+    ///
+    /// No other thread may write any byte of `offset..offset + data.len()`
+    /// while this call runs (the ranges come from one reservation each),
+    /// and none may [`append`](Self::append) or [`sync`](Self::sync) (a
+    /// mapped file's cut would leave the copy outside the file).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("log");
+    /// let shared = shared_log_file::SharedFile::positional(std::fs::File::create(&path).unwrap(), &path).unwrap();
+    /// // SAFETY: one writer.
+    /// unsafe { shared.write_at(0, b"ab") }.unwrap();
+    /// shared.set_size(2);
+    /// assert_eq!(shared.size(), 2);
+    /// ```
+    pub unsafe fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        // Relaxed (both): a flag for the owner, who reads it once the
+        // writers are done. Stored once: the line stays shared among them.
+        if !self.size_unknown.load(Ordering::Relaxed) {
+            self.size_unknown.store(true, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's guarantee.
+        unsafe { self.copy_at(offset, data) }
+    }
+
+    /// [`Self::write_at`] without marking the size unknown (for appends).
+    ///
+    /// # Safety
+    ///
+    /// As `write_at`.
+    unsafe fn copy_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        let end = offset.checked_add(data.len() as u64).ok_or_else(|| {
+            let err = io::Error::new(io::ErrorKind::FileTooLarge, "a write past 2^64 bytes");
+            annotate(err, "write", &self.path)
+        })?;
+        if end > self.grown() {
+            self.grow_to(end)
+                .map_err(|e| annotate(e, "grow", &self.path))?;
+        }
+        match &self.backing {
+            Backing::Positional(file) => file
+                .write_all_at(data, offset)
+                .map_err(|e| annotate(e, "write", &self.path)),
+            #[cfg(target_os = "linux")]
+            Backing::Mapped(_) => {
+                // SAFETY: the caller's guarantee, and the file is grown
+                // past `end`.
+                unsafe { self.copy_into_map(offset, data) };
+                Ok(())
+            }
+        }
+    }
+
+    /// Copies `data` into the mapped chunks from `offset`.
+    ///
+    /// # Safety
+    ///
+    /// As `write_at`, and the file is grown past the copy's end.
+    #[cfg(target_os = "linux")]
+    unsafe fn copy_into_map(&self, offset: u64, data: &[u8]) {
+        let mut at = offset;
+        let mut rest = data;
+        while !rest.is_empty() {
+            let chunk = (at / CHUNK) as usize;
+            let within = at % CHUNK;
+            let n = rest.len().min((CHUNK - within) as usize);
+            // Relaxed: `grown` (Acquire, in the caller or in `grow_to`)
+            // passed this chunk, so its mapping was stored before.
+            let base = self.chunks[chunk].load(Ordering::Relaxed);
+            // Checked under loom in release builds too (its models run
+            // there): a null base is how a too-weak ordering shows.
+            if cfg!(any(debug_assertions, loom)) {
+                assert!(!base.is_null(), "a chunk below the grown end is mapped");
+            }
+            // SAFETY: the chunk's mapping is live until the file is dropped,
+            // and `within + n <= CHUNK` keeps the copy inside it, below the
+            // grown end, so inside the file (no SIGBUS); the caller
+            // guarantees nobody else writes these bytes meanwhile, and `rest`
+            // is the caller's memory, not the mapping's.
+            unsafe { ptr::copy_nonoverlapping(rest.as_ptr(), base.add(within as usize), n) };
+            at += n as u64;
+            rest = &rest[n..];
+        }
+    }
+
+    /// Says where the shared writes end, once they are done: the file's
+    /// size from now on (where appends go, what a sync or a drop cuts the
+    /// file to). Until it is called after a shared write, appends and
+    /// syncs fail, and a drop leaves the file as long as it was grown or
+    /// written (mapped, zeros after the writes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("log");
+    /// let shared = shared_log_file::SharedFile::positional(std::fs::File::create(&path).unwrap(), &path).unwrap();
+    /// // SAFETY: one writer, then the owner alone.
+    /// unsafe {
+    ///     shared.write_at(0, b"abc").unwrap();
+    ///     assert!(shared.append(b"d").is_err()); // where would it go?
+    ///     shared.set_size(3);
+    ///     shared.append(b"d").unwrap();
+    /// }
+    /// assert_eq!(shared.size(), 4);
+    /// ```
+    pub fn set_size(&self, size: u64) {
+        // Relaxed (both): the caller orders this after the writes it
+        // measures, and before its own appends and syncs.
+        self.written.store(size, Ordering::Relaxed);
+        self.size_unknown.store(false, Ordering::Relaxed);
+    }
+
+    /// The file's size: the end of the appends, or as last set (see
+    /// [`set_size`](Self::set_size)); writes at reserved offsets since do
+    /// not move it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("log");
+    /// let shared = shared_log_file::SharedFile::positional(std::fs::File::create(&path).unwrap(), &path).unwrap();
+    /// // SAFETY: no shared writer.
+    /// unsafe { shared.append(b"header") }.unwrap();
+    /// assert_eq!(shared.size(), 6);
+    /// ```
+    pub fn size(&self) -> u64 {
+        // Relaxed: see `set_size`.
+        self.written.load(Ordering::Relaxed)
+    }
+
+    /// The size, or an error while shared writes left it unknown.
+    fn known_size(&self) -> io::Result<u64> {
+        // Relaxed: see `set_size`.
+        if self.size_unknown.load(Ordering::Relaxed) {
+            return Err(io::Error::other(format!(
+                "{}: written at reserved offsets, and the size was not set since",
+                self.path.display()
+            )));
+        }
+        Ok(self.size())
+    }
+
+    /// Writes `data` at the end of the file (its [`size`](Self::size)), and
+    /// moves the end past it: for the owner, between rounds of shared
+    /// writes (a log's header before its writers start, its trailer after
+    /// they are done).
+    ///
+    /// # Errors
+    ///
+    /// While shared writes left the size unknown (see
+    /// [`set_size`](Self::set_size)), and where a write fails.
+    ///
+    /// # Safety
+    ///
+    /// No thread may [`write_at`](Self::write_at), append or
+    /// [`sync`](Self::sync) while this call runs.
+    ///
+    /// # Examples
+    ///
+    /// See [`set_size`](Self::set_size).
+    pub unsafe fn append(&self, data: &[u8]) -> io::Result<()> {
+        let at = self.known_size()?;
+        // SAFETY: the caller holds every other writer off.
+        unsafe { self.copy_at(at, data) }?;
+        // Relaxed: see `set_size`.
+        self.written
+            .store(at + data.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Cuts the file back to its size, then makes it durable
+    /// (`fdatasync`): the length that survives a power loss is exact, with
+    /// no zeros of a growth after the last write. A mapped file grows again
+    /// at the next write past the cut.
+    ///
+    /// # Errors
+    ///
+    /// While shared writes left the size unknown, and where the cut or the
+    /// sync fails.
+    ///
+    /// # Safety
+    ///
+    /// No thread may [`write_at`](Self::write_at) or
+    /// [`append`](Self::append) while this call runs: the cut would leave
+    /// their bytes outside the file (through a map, a fault that kills the
+    /// process). To make shared writes durable while they go on, use
+    /// [`sync_data`](Self::sync_data).
+    ///
+    /// # Examples
+    ///
+    /// See [`SharedFile`].
+    pub unsafe fn sync(&self) -> io::Result<()> {
+        {
+            let _guard = self.grow.lock().unwrap_or_else(PoisonError::into_inner);
+            let written = self.known_size()?;
+            self.backing
+                .file()
+                .set_len(written)
+                .map_err(|e| annotate(e, "truncate", &self.path))?;
+            // Mapped, the next write grows the file again, from the page
+            // that holds the end (growths start page-aligned). Relaxed:
+            // under the lock, and no writer is at work.
+            #[cfg(target_os = "linux")]
+            if let Backing::Mapped(_) = self.backing {
+                let page = page_size();
+                self.grown.store(written / page * page, Ordering::Relaxed);
+            }
+        }
+        self.sync_data()
+    }
+
+    /// Makes every write that has returned durable (`fdatasync`, which
+    /// writes back the pages dirtied through a map as it does written
+    /// ones), without cutting the file: writers may go on meanwhile. A
+    /// mapped file keeps the zeros of its growth after the writes.
+    ///
+    /// # Errors
+    ///
+    /// The sync's, naming the file.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("log");
+    /// let shared = shared_log_file::SharedFile::positional(std::fs::File::create(&path).unwrap(), &path).unwrap();
+    /// // SAFETY: one writer.
+    /// unsafe { shared.write_at(0, b"durable") }.unwrap();
+    /// shared.sync_data().unwrap();
+    /// ```
+    pub fn sync_data(&self) -> io::Result<()> {
+        self.backing
+            .file()
+            .sync_data()
+            .map_err(|e| annotate(e, "sync", &self.path))
+    }
+
+    /// Whether writes reach the file with a positioned write each (a file
+    /// made by [`positional`](Self::positional)), not through a map.
+    ///
+    /// # Examples
+    ///
+    /// See [`positional`](Self::positional).
+    pub fn is_positional(&self) -> bool {
+        matches!(self.backing, Backing::Positional(_))
+    }
+
+    /// How far the file is grown: writes that end there touch only memory
+    /// (a [`write_at`](Self::write_at) past it grows the file first);
+    /// `u64::MAX` for a positional file, which never needs a growth.
+    ///
+    /// Acquire: pairs with the grower's Release, so that a write below it
+    /// finds its chunk mapped.
+    ///
+    /// # Examples
+    ///
+    /// See [`grow_to`](Self::grow_to).
+    pub fn grown(&self) -> u64 {
+        self.grown.load(Ordering::Acquire)
+    }
+
+    /// Grows the file to hold at least `end` bytes (in steps of 1 MiB):
+    /// reserves the blocks (`fallocate`), maps what is not mapped yet and
+    /// faults the new pages in; nothing for a positional file, whose writes
+    /// extend it themselves. Waits for another thread that grows it. For
+    /// an owner that grows the file ahead of its writers, so that no write
+    /// waits for a growth while others wait for it.
+    ///
+    /// # Errors
+    ///
+    /// A full disk, a file system that cannot reserve blocks, or `end` past
+    /// 64 GiB: the file is as it was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("log");
+    /// # let file = std::fs::OpenOptions::new().read(true).write(true).create(true).open(&path).unwrap();
+    /// # #[cfg(target_os = "linux")] {
+    /// let shared = shared_log_file::SharedFile::mapped(file, &path).unwrap();
+    /// shared.grow_to(3 << 20).unwrap();
+    /// assert!(shared.grown() >= 3 << 20);
+    /// assert_eq!(shared.size(), 0); // grown is not written
+    /// # }
+    /// ```
+    pub fn grow_to(&self, end: u64) -> io::Result<()> {
+        let _guard = self.grow.lock().unwrap_or_else(PoisonError::into_inner);
+        // Relaxed: only growers store it, under the lock we hold.
+        let grown = self.grown.load(Ordering::Relaxed);
+        // Always, for a positional file (grown to `u64::MAX`): only a mapped
+        // one goes on.
+        if end <= grown {
+            return Ok(());
+        }
+        #[cfg(target_os = "linux")]
+        if let Backing::Mapped(file) = &self.backing {
+            let target = end.div_ceil(GROW) * GROW;
+            if target > CHUNK * CHUNKS as u64 {
+                return Err(io::Error::new(
+                    io::ErrorKind::FileTooLarge,
+                    "a mapped file grows to 64 GiB at most",
+                ));
+            }
+            let (start, len) = file_range(grown, target - grown)?;
+            // SAFETY: a plain system call on a descriptor we own.
+            if unsafe { libc::fallocate(file.as_raw_fd(), 0, start, len) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            self.map(file, grown, target)?;
+            // Release: writers that read the new end (Acquire) see the
+            // chunks.
+            self.grown.store(target, Ordering::Release);
+            return Ok(());
+        }
+        unreachable!("a positional file is grown to the end from the start")
+    }
+
+    /// Maps the chunks of `grown..target` of `file` not mapped yet, and
+    /// faults the pages in: for `grow_to`, which holds the grow lock and
+    /// reserved the blocks.
+    #[cfg(target_os = "linux")]
+    fn map(&self, file: &File, grown: u64, target: u64) -> io::Result<()> {
+        let fd = file.as_raw_fd();
+        for chunk in (grown / CHUNK)..target.div_ceil(CHUNK) {
+            let slot = &self.chunks[chunk as usize];
+            // Relaxed: only growers store the chunks, under the lock.
+            if !slot.load(Ordering::Relaxed).is_null() {
+                continue;
+            }
+            let (offset, len) = file_range(chunk * CHUNK, CHUNK)?;
+            // SAFETY: a fresh mapping at an address of the kernel's choice.
+            // The file reaches only part of it; writes go below the grown
+            // end, which the fallocate above placed inside the file, so no
+            // access faults with SIGBUS unless another process shrinks it.
+            let base = unsafe {
+                libc::mmap(
+                    ptr::null_mut(),
+                    len as usize,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    fd,
+                    offset,
+                )
+            };
+            if base == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+            slot.store(base.cast(), Ordering::Relaxed);
+        }
+        // Fault the new pages in writable now, rather than one fault at a
+        // time inside the writers' copies. Only a hint: where the kernel
+        // lacks `MADV_POPULATE_WRITE` (before Linux 5.14) the copies fault.
+        let mut at = grown;
+        while at < target {
+            let chunk = at / CHUNK;
+            let upto = target.min((chunk + 1) * CHUNK);
+            let base = self.chunks[chunk as usize].load(Ordering::Relaxed);
+            // SAFETY: `at..upto` lies inside the chunk's live mapping and
+            // inside the file; populating writes nothing the file does not
+            // already hold. `at` is page-aligned: growths are `GROW`
+            // multiples, and a cut (`sync`) leaves `grown` at a page.
+            unsafe {
+                libc::madvise(
+                    base.add((at % CHUNK) as usize).cast(),
+                    (upto - at) as usize,
+                    libc::MADV_POPULATE_WRITE,
+                )
+            };
+            at = upto;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for SharedFile {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        for slot in self.chunks.iter_mut() {
+            let base = ptr_get_mut(slot);
+            if !base.is_null() {
+                // SAFETY: a live mapping of `CHUNK` bytes made by
+                // `grow_to`; the file is being dropped, so nothing
+                // writes through it any more. Its pages stay dirty in the
+                // page cache.
+                unsafe { libc::munmap(base.cast(), CHUNK as usize) };
+            }
+        }
+        // The reserved rest goes; if this fails (or the process dies first,
+        // or shared writes left the size unknown) the file keeps trailing
+        // zeros. Not synced: a sync of the file later, or none, decides
+        // whether the cut survives power loss.
+        if let Ok(size) = self.known_size() {
+            let _ = self.backing.file().set_len(size);
+        }
+    }
+}
+
+/// The page size (the alignment of a mapping's file offset).
+#[cfg(target_os = "linux")]
+fn page_size() -> u64 {
+    // SAFETY: `sysconf` only reads a system constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(page).ok().filter(|&p| p > 0).unwrap_or(4096)
+}
+
+/// `offset` and `len` as `off_t`s, or an error past the largest file.
+#[cfg(target_os = "linux")]
+fn file_range(offset: u64, len: u64) -> io::Result<(libc::off_t, libc::off_t)> {
+    let too_large = || io::Error::new(io::ErrorKind::FileTooLarge, "the file is too large to map");
+    let start = libc::off_t::try_from(offset).map_err(|_| too_large())?;
+    let bytes = libc::off_t::try_from(len).map_err(|_| too_large())?;
+    start.checked_add(bytes).ok_or_else(too_large)?;
+    Ok((start, bytes))
+}
+
+/// Wraps an error from `op` on `path` so its message names both.
+fn annotate(err: io::Error, op: &str, path: &Path) -> io::Error {
+    io::Error::new(err.kind(), format!("{op} {}: {err}", path.display()))
+}

@@ -1,0 +1,119 @@
+//! A file that many threads write at once, each at offsets it reserved.
+//!
+//! # What it is
+//!
+//! A write-ahead log that many threads fill usually has them take turns:
+//! a lock around each append, or a leader that appends everyone's records
+//! while the others wait (a group commit). When each writer can reserve its
+//! record's bytes with one atomic step (a `fetch_add` on a counter, or the
+//! same compare-and-swap that takes its sequence numbers, as
+//! `ordered_publish::Sequencer::reserve_with_bytes` does), none of them
+//! need wait for another to write: each writes its own bytes, beside the
+//! others. A [`SharedFile`] is the file side of that design, in two
+//! backings:
+//!
+//! - **mapped** ([`SharedFile::mapped`], Linux): writers copy into a shared
+//!   memory map of the file. No lock and no system call per write. The file
+//!   grows a megabyte at a time ahead of the writes (`fallocate`, so a full
+//!   disk fails a growth, never a copy), and its pages are faulted in as it
+//!   grows.
+//! - **positional** ([`SharedFile::positional`]): a `pwrite` each, through
+//!   a [`PositionedFile`] (a [`std::fs::File`], or a file of your own:
+//!   fault injection, counting). Each write extends the file as an append
+//!   does, so a full disk fails the write that meets it.
+//!
+//! Either way a write is in the operating system when it returns (it
+//! survives a crash of the process), and [`SharedFile::sync_data`] makes
+//! every returned write durable while others go on. Once the writers are
+//! done, their owner says where their writes end
+//! ([`SharedFile::set_size`]); then it may [`append`](SharedFile::append)
+//! (a header, a trailer) and [`sync`](SharedFile::sync), which cuts the
+//! file to that size first, so the length that survives a power loss is
+//! exact.
+//!
+//! After a crash, the file holds whatever writes had reached the operating
+//! system, in any combination: a writer still copying leaves a hole
+//! (zeros) or a torn write with later writers' whole ones after it, and a
+//! mapped file ends in the zeros of its last growth. A log reader over such
+//! a file must tell those from damage (checksummed records, zeros ending
+//! the file); `lsm-demo`'s log does.
+//!
+//! # When to use it, and what instead
+//!
+//! | | `SharedFile`, mapped | `SharedFile`, positional | `Mutex<File>` appends | a group commit (`write-group`) |
+//! |---|---|---|---|---|
+//! | a write | a copy into memory | a `pwrite` | lock, `write`, unlock | hand the record to the leader, wait |
+//! | writers at once | all | all (the kernel serialises one file's writes) | one | the leader |
+//! | system calls | one per growth (1 MiB) | one per write | one per write | one per group |
+//! | failure | an I/O error met through the map is `SIGBUS` | an error per write | an error per write | an error per group |
+//!
+//! Use the mapped backing where writes are small and many and the process
+//! may die on a disk error met through the map (RocksDB's
+//! `allow_mmap_writes`, off by default there for that reason); the
+//! positional one where every error must come back as an error. On Linux
+//! file systems a buffered `pwrite` takes the file's lock for its copy into
+//! the page cache, so positional writers from many cores queue there (with
+//! nothing else to do, two cores may write less per second than one);
+//! beside other work per write (a memtable insert) they overlap it. Where one thread at a time writes anyway, or writes must reach the
+//! file in order, take a `Mutex<File>` or a group commit: this crate adds
+//! the bookkeeping of reserved offsets (`set_size`, holes after a crash)
+//! for nothing there.
+//!
+//! # Example
+//!
+//! Four threads append records of their own, each reserving its bytes with
+//! one `fetch_add`:
+//!
+//! ```
+//! # let dir = tempfile::tempdir().unwrap();
+//! use shared_log_file::SharedFile;
+//! use std::fs::File;
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//!
+//! let path = dir.path().join("wal");
+//! let log = SharedFile::positional(File::create(&path).unwrap(), &path).unwrap();
+//! let next = AtomicU64::new(0);
+//! std::thread::scope(|s| {
+//!     for t in 0..4u8 {
+//!         let (log, next) = (&log, &next);
+//!         s.spawn(move || {
+//!             for i in 0..100u8 {
+//!                 let record = [t, i, b'\n'];
+//!                 let at = next.fetch_add(record.len() as u64, Ordering::Relaxed);
+//!                 // SAFETY: `at..at + 3` is this writer's alone.
+//!                 unsafe { log.write_at(at, &record) }.unwrap();
+//!             }
+//!             log.sync_data().unwrap(); // durable, while the others write on
+//!         });
+//!     }
+//! });
+//! log.set_size(next.load(Ordering::Relaxed));
+//! // SAFETY: the writers are done.
+//! unsafe { log.sync() }.unwrap();
+//! assert_eq!(std::fs::read(&path).unwrap().len(), 4 * 100 * 3);
+//! ```
+//!
+//! # Verification
+//!
+//! Unit tests and a stress test run both backings; loom models
+//! (`RUSTFLAGS="--cfg loom" cargo test --release -p shared-log-file --test
+//! loom`) explore the mapped file's growth, whose atomics and lock are
+//! loom's under `--cfg loom`, over real files and mappings; miri runs the
+//! unit tests of the positional backing over a file in memory.
+
+#![warn(missing_docs)]
+
+mod file;
+mod positioned;
+mod sync;
+
+pub use file::SharedFile;
+pub use positioned::PositionedFile;
+
+#[cfg(test)]
+mod tests;
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,118 @@
+//! [`PositionedFile`], what a positional [`SharedFile`](crate::SharedFile)
+//! writes through.
+
+use std::fmt;
+use std::fs::File;
+use std::io;
+
+/// A file that a positional [`SharedFile`](crate::SharedFile) writes with
+/// a positioned write each: a [`File`] (a `pwrite`), or a file of the
+/// caller's own, such as a fault-injecting test file system's, or a
+/// wrapper that counts or fails writes. Errors are the bare ones: the
+/// shared file names itself in them.
+///
+/// # Examples
+///
+/// A file in memory (a test's stand-in for a disk):
+///
+/// ```
+/// use shared_log_file::{PositionedFile, SharedFile};
+/// use std::io;
+/// use std::sync::{Arc, Mutex};
+///
+/// #[derive(Debug, Default, Clone)]
+/// struct MemFile(Arc<Mutex<Vec<u8>>>);
+///
+/// impl PositionedFile for MemFile {
+///     fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+///         let mut bytes = self.0.lock().unwrap();
+///         let (at, end) = (offset as usize, offset as usize + data.len());
+///         if bytes.len() < end {
+///             bytes.resize(end, 0);
+///         }
+///         bytes[at..end].copy_from_slice(data);
+///         Ok(())
+///     }
+///     fn set_len(&self, len: u64) -> io::Result<()> {
+///         self.0.lock().unwrap().resize(len as usize, 0);
+///         Ok(())
+///     }
+///     fn sync_data(&self) -> io::Result<()> {
+///         Ok(())
+///     }
+/// }
+///
+/// let mem = MemFile::default();
+/// let shared = SharedFile::positional(mem.clone(), "in memory").unwrap();
+/// // SAFETY: one writer.
+/// unsafe { shared.write_at(2, b"cd") }.unwrap();
+/// assert_eq!(*mem.0.lock().unwrap(), b"\0\0cd");
+/// ```
+pub trait PositionedFile: Send + Sync + fmt::Debug {
+    /// Writes all of `data` at `offset`, extending the file as needed; the
+    /// bytes are in the operating system (they survive a crash of the
+    /// process) once it returns. Called from many threads at once, for
+    /// ranges that do not overlap.
+    ///
+    /// # Errors
+    ///
+    /// Where the write fails; part of `data` may be written.
+    fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()>;
+
+    /// Cuts or extends the file to `len` bytes.
+    ///
+    /// # Errors
+    ///
+    /// Where the file cannot be resized.
+    fn set_len(&self, len: u64) -> io::Result<()>;
+
+    /// Makes the file's data durable (`fdatasync`).
+    ///
+    /// # Errors
+    ///
+    /// Where the sync fails: what was written since the last sync may be
+    /// lost.
+    fn sync_data(&self) -> io::Result<()>;
+}
+
+#[cfg(unix)]
+impl PositionedFile for File {
+    fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        std::os::unix::fs::FileExt::write_all_at(self, data, offset)
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        File::set_len(self, len)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        File::sync_data(self)
+    }
+}
+
+#[cfg(windows)]
+impl PositionedFile for File {
+    fn write_all_at(&self, mut data: &[u8], mut offset: u64) -> io::Result<()> {
+        use std::os::windows::fs::FileExt;
+        while !data.is_empty() {
+            match self.seek_write(data, offset) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    data = &data[n..];
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        File::set_len(self, len)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        File::sync_data(self)
+    }
+}
