@@ -26,7 +26,7 @@
 //! `cargo bench -p benches --bench shared_file -- --warm-up-time 0.2 --measurement-time 0.5`.
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::hint::black_box;
 use std::io::Write;
 use std::path::Path;
@@ -47,17 +47,6 @@ fn work() -> u64 {
         h = h.rotate_left(5).wrapping_mul(0x100_0000_01b3) ^ 0xcbf2_9ce4_8422_2325;
     }
     black_box(h)
-}
-
-/// A new empty file, open for reading (a shared map needs it) and writing.
-fn create(path: &Path) -> File {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .unwrap()
 }
 
 trait Contender: Sync {
@@ -124,17 +113,17 @@ impl Drop for Shared {
 /// The contenders, each over a fresh file at `path`.
 fn contender(name: &str, path: &Path) -> Box<dyn Contender> {
     match name {
-        "mutex_file" => Box::new(MutexFile(Mutex::new(create(path)))),
+        "mutex_file" => Box::new(MutexFile(Mutex::new(File::create(path).unwrap()))),
         "write_group" => Box::new(GroupFile {
             group: WriteGroup::new(Options::default()),
-            sink: GroupSink(Mutex::new(create(path))),
+            sink: GroupSink(Mutex::new(File::create(path).unwrap())),
         }),
         "positional" => Box::new(Shared {
-            file: SharedFile::positional(create(path), path).unwrap(),
+            file: SharedFile::create_positional(path).unwrap(),
             next: AtomicU64::new(0),
         }),
         "mapped" => Box::new(Shared {
-            file: SharedFile::mapped(create(path), path).unwrap(),
+            file: SharedFile::create_mapped(path).unwrap(),
             next: AtomicU64::new(0),
         }),
         _ => unreachable!("{name}"),

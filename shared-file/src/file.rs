@@ -59,10 +59,9 @@ const GROW: u64 = 64 << 10;
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
 /// use shared_log_file::SharedFile;
-/// use std::fs::File;
 ///
 /// let path = dir.path().join("log");
-/// let shared = SharedFile::positional(File::create(&path).unwrap(), &path).unwrap();
+/// let shared = SharedFile::create_positional(&path).unwrap();
 /// std::thread::scope(|s| {
 ///     let shared = &shared;
 ///     // SAFETY: the two ranges do not overlap.
@@ -199,6 +198,50 @@ impl SharedFile {
         SharedFile::new(Backing::Positional(Box::new(file)), path.into())
     }
 
+    /// Creates the file at `path` (emptying one that is there) and makes it
+    /// a [`mapped`](Self::mapped) shared file.
+    ///
+    /// # Errors
+    ///
+    /// Where the file cannot be created, and as [`mapped`](Self::mapped),
+    /// naming the path.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let shared = shared_log_file::SharedFile::create_mapped(dir.path().join("log")).unwrap();
+    /// assert!(!shared.is_positional());
+    /// ```
+    #[cfg(target_os = "linux")]
+    pub fn create_mapped(path: impl Into<PathBuf>) -> io::Result<SharedFile> {
+        let path = path.into();
+        // Readable too: a shared writable mapping needs both.
+        let file = create_empty(&path, true)?;
+        SharedFile::mapped(file, &path).map_err(|e| annotate(e, "map", &path))
+    }
+
+    /// Creates the file at `path` (emptying one that is there) and makes it
+    /// a [`positional`](Self::positional) shared file.
+    ///
+    /// # Errors
+    ///
+    /// Where the file cannot be created, naming the path.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let shared = shared_log_file::SharedFile::create_positional(dir.path().join("log")).unwrap();
+    /// assert!(shared.is_positional());
+    /// ```
+    #[cfg(any(unix, windows))]
+    pub fn create_positional(path: impl Into<PathBuf>) -> io::Result<SharedFile> {
+        let path = path.into();
+        let file = create_empty(&path, false)?;
+        SharedFile::positional(file, path)
+    }
+
     /// Grows a mapped file a first time.
     fn new(backing: Backing, path: PathBuf) -> io::Result<SharedFile> {
         // A positional file is grown to the end from the start: each
@@ -230,7 +273,7 @@ impl SharedFile {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("log");
-    /// let shared = shared_log_file::SharedFile::positional(std::fs::File::create(&path).unwrap(), &path).unwrap();
+    /// let shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
     /// assert_eq!(shared.path(), path);
     /// ```
     pub fn path(&self) -> &Path {
@@ -261,7 +304,7 @@ impl SharedFile {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("log");
-    /// let shared = shared_log_file::SharedFile::positional(std::fs::File::create(&path).unwrap(), &path).unwrap();
+    /// let shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
     /// // SAFETY: one writer.
     /// unsafe { shared.write_at(0, b"ab") }.unwrap();
     /// shared.set_size(2);
@@ -348,7 +391,7 @@ impl SharedFile {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("log");
-    /// let shared = shared_log_file::SharedFile::positional(std::fs::File::create(&path).unwrap(), &path).unwrap();
+    /// let shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
     /// // SAFETY: one writer, then the owner alone.
     /// unsafe {
     ///     shared.write_at(0, b"abc").unwrap();
@@ -374,7 +417,7 @@ impl SharedFile {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("log");
-    /// let shared = shared_log_file::SharedFile::positional(std::fs::File::create(&path).unwrap(), &path).unwrap();
+    /// let shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
     /// // SAFETY: no shared writer.
     /// unsafe { shared.append(b"header") }.unwrap();
     /// assert_eq!(shared.size(), 6);
@@ -479,7 +522,7 @@ impl SharedFile {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("log");
-    /// let shared = shared_log_file::SharedFile::positional(std::fs::File::create(&path).unwrap(), &path).unwrap();
+    /// let shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
     /// // SAFETY: one writer.
     /// unsafe { shared.write_at(0, b"durable") }.unwrap();
     /// shared.sync_data().unwrap();
@@ -532,9 +575,8 @@ impl SharedFile {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("log");
-    /// # let file = std::fs::OpenOptions::new().read(true).write(true).create(true).open(&path).unwrap();
     /// # #[cfg(target_os = "linux")] {
-    /// let shared = shared_log_file::SharedFile::mapped(file, &path).unwrap();
+    /// let shared = shared_log_file::SharedFile::create_mapped(&path).unwrap();
     /// shared.grow_to(3 << 20).unwrap();
     /// assert!(shared.grown() >= 3 << 20);
     /// assert_eq!(shared.size(), 0); // grown is not written
@@ -668,6 +710,18 @@ fn file_range(offset: u64, len: u64) -> io::Result<(libc::off_t, libc::off_t)> {
     let bytes = libc::off_t::try_from(len).map_err(|_| too_large())?;
     start.checked_add(bytes).ok_or_else(too_large)?;
     Ok((start, bytes))
+}
+
+/// Creates `path` for writing (and reading, if `read`), emptied.
+#[cfg(any(unix, windows))]
+fn create_empty(path: &Path, read: bool) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .read(read)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| annotate(e, "create", path))
 }
 
 /// Wraps an error from `op` on `path` so its message names both.

@@ -67,11 +67,10 @@
 //! ```
 //! # let dir = tempfile::tempdir().unwrap();
 //! use shared_log_file::SharedFile;
-//! use std::fs::File;
 //! use std::sync::atomic::{AtomicU64, Ordering};
 //!
 //! let path = dir.path().join("wal");
-//! let log = SharedFile::positional(File::create(&path).unwrap(), &path).unwrap();
+//! let log = SharedFile::create_positional(&path).unwrap();
 //! let next = AtomicU64::new(0);
 //! std::thread::scope(|s| {
 //!     for t in 0..4u8 {

@@ -1,6 +1,3 @@
-use std::fs::File;
-#[cfg(target_os = "linux")]
-use std::fs::OpenOptions;
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,30 +12,14 @@ type Create = fn(&Path) -> SharedFile;
 /// Every test on real files runs on both: they promise the same.
 #[cfg(target_os = "linux")]
 const BACKINGS: [(&str, Create); 2] = [
-    ("mapped", |p| SharedFile::mapped(read_write(p), p).unwrap()),
-    ("positional", |p| {
-        SharedFile::positional(File::create(p).unwrap(), p).unwrap()
-    }),
+    ("mapped", |p| SharedFile::create_mapped(p).unwrap()),
+    ("positional", |p| SharedFile::create_positional(p).unwrap()),
 ];
 
 /// Off Linux, positional writes only.
 #[cfg(not(target_os = "linux"))]
-const BACKINGS: [(&str, Create); 1] = [("positional", |p| {
-    SharedFile::positional(File::create(p).unwrap(), p).unwrap()
-})];
-
-/// A new empty file open for reading and writing (a shared mapping needs
-/// both).
-#[cfg(target_os = "linux")]
-fn read_write(path: &Path) -> File {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .unwrap()
-}
+const BACKINGS: [(&str, Create); 1] =
+    [("positional", |p| SharedFile::create_positional(p).unwrap())];
 
 /// `len` bytes that differ from one offset to the next.
 fn pattern(len: usize, seed: u8) -> Vec<u8> {

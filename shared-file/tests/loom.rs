@@ -28,7 +28,6 @@
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release -p shared-log-file --test loom`
 #![cfg(all(loom, target_os = "linux"))]
 
-use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -61,13 +60,7 @@ impl Log {
         }
         .unwrap();
         let path = dir.path().join("log");
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .unwrap();
-        let shared = Arc::new(SharedFile::mapped(file, &path).unwrap());
+        let shared = Arc::new(SharedFile::create_mapped(&path).unwrap());
         assert_eq!(shared.grown(), GROW, "file.rs's GROW under loom changed");
         Log {
             path,

@@ -12,8 +12,6 @@
 #![cfg(target_os = "linux")]
 
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use shared_log_file::SharedFile;
@@ -36,23 +34,13 @@ fn record(writer: u8, index: u32) -> Vec<u8> {
     r
 }
 
-fn create(path: &Path) -> File {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .unwrap()
-}
-
 fn round(mapped: bool, seed: u64) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("log");
     let file = if mapped {
-        SharedFile::mapped(create(&path), &path).unwrap()
+        SharedFile::create_mapped(&path).unwrap()
     } else {
-        SharedFile::positional(create(&path), &path).unwrap()
+        SharedFile::create_positional(&path).unwrap()
     };
     let next = AtomicU64::new(0);
     let writers_done = AtomicBool::new(false);
