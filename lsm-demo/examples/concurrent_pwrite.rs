@@ -1,7 +1,10 @@
 //! How fast threads can append small records to one file with `pwrite`,
 //! each at offsets it reserved, against one thread doing all the calls:
-//! the kernel's side of the log that drain passes write
-//! (`Options::set_allow_mmap_writes(false)`, the default).
+//! the kernel's side of the default log, whose writers each `pwrite` their
+//! own record (`Options::set_allow_concurrent_log_write`, through
+//! `shared-log-file`'s positional backing). The `shared_file` bench
+//! compares the same writes with the crate's other backing and with a
+//! `Mutex<File>`.
 //!
 //! ```text
 //! cargo run --release -p lsm-demo --example concurrent_pwrite -- [WRITES] [RECORD_BYTES] [THREADS...]

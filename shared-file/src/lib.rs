@@ -92,6 +92,10 @@
 //! assert_eq!(std::fs::read(&path).unwrap().len(), 4 * 100 * 3);
 //! ```
 //!
+//! With `ordered_publish::Sequencer::reserve_with_bytes` the bytes come
+//! with sequence numbers, in sequence order: `examples/wal.rs` is a
+//! write-ahead log built that way, replayed in order at the end.
+//!
 //! # Verification
 //!
 //! Unit tests and a stress test run both backings; loom models
