@@ -5,7 +5,8 @@
 //! and commit.
 //!
 //! ```text
-//! report [--skip-run] [--out DIR] [--benches arena,write_group,skiplist,vecmem]
+//! report [--skip-run] [--out DIR]
+//!        [--benches arena,write_group,skiplist,vecmem,ordered_publish,shared_file]
 //!        [--no-engine] [--vs-rocksdb FILE] [--scaling-csv CSV]
 //! ```
 //!
@@ -51,7 +52,7 @@ struct Args {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "arena,write_group,skiplist,vecmem"
+        default_value = "arena,write_group,skiplist,vecmem,ordered_publish,shared_file"
     )]
     benches: Vec<Bench>,
     /// Leave the engine out: its run against RocksDB, its thread scaling
@@ -76,6 +77,10 @@ enum Bench {
     WriteGroup,
     Skiplist,
     Vecmem,
+    #[value(name = "ordered_publish")]
+    OrderedPublish,
+    #[value(name = "shared_file")]
+    SharedFile,
 }
 
 impl Bench {
@@ -85,6 +90,8 @@ impl Bench {
             Bench::WriteGroup => "write_group",
             Bench::Skiplist => "skiplist",
             Bench::Vecmem => "vecmem",
+            Bench::OrderedPublish => "ordered_publish",
+            Bench::SharedFile => "shared_file",
         }
     }
 }
@@ -399,7 +406,8 @@ mod tests {
         assert!(a.skip_run && a.no_engine);
         assert_eq!(a.benches, [Bench::Vecmem, Bench::WriteGroup]);
         let d = Args::try_parse_from(["report"]).expect("defaults");
-        assert_eq!(d.benches.len(), 4);
+        assert_eq!(d.benches.len(), 6, "every criterion bench but the engine's");
+        assert!(d.benches.contains(&Bench::SharedFile));
         assert!(Args::try_parse_from(["report", "--benches", "nope"]).is_err());
         assert!(Args::try_parse_from(["report", "--frobnicate"]).is_err());
     }
