@@ -41,6 +41,8 @@ impl Inode {
     }
 
     /// Writes `bytes` at `offset`, extending the file with zeros up to it.
+    /// (Positioned writes, like files that writers share, are Linux's.)
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(super) fn write_at(&mut self, offset: usize, bytes: &[u8]) {
         let end = offset + bytes.len();
         if offset < self.synced_len {
@@ -67,6 +69,7 @@ impl Inode {
     /// Cuts or extends (with zeros) the file to `len` bytes. A cut below
     /// the synced length is taken as durable at once (as a journaled
     /// truncation may be).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(super) fn set_len(&mut self, len: usize) {
         self.data.resize(len, 0);
         if len < self.synced_len {
