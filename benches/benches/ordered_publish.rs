@@ -48,7 +48,6 @@
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
 use std::cell::UnsafeCell;
-use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
@@ -60,11 +59,7 @@ use write_group::{Commit, GroupMembers, Lead, LeaderCell, Options, WriteGroup};
 /// About a microsecond of work on the 2-core VM (a random memtable insert
 /// costs 1-3 us there): a hash chain over the number.
 fn work(seq: u64) -> u64 {
-    let mut h = seq ^ 0x9e37_79b9_7f4a_7c15;
-    for _ in 0..1300 {
-        h = h.rotate_left(5).wrapping_mul(0x100_0000_01b3) ^ 0xcbf2_9ce4_8422_2325;
-    }
-    black_box(h)
+    benches::hash_chain(seq, 1300)
 }
 
 trait Contender: Sync {
@@ -212,11 +207,7 @@ impl Sink {
 
 /// `work` is about a microsecond; the sink's call is half of one.
 fn half_work() -> u64 {
-    let mut h = 0x9e37_79b9_7f4a_7c15u64;
-    for _ in 0..650 {
-        h = h.rotate_left(5).wrapping_mul(0x100_0000_01b3) ^ 0xcbf2_9ce4_8422_2325;
-    }
-    black_box(h)
+    benches::hash_chain(0, 650)
 }
 
 struct MutexLog(Mutex<Sink>);
