@@ -33,9 +33,11 @@ impl WritableFile for SharedWritableFile {
     /// Writes at the end of the furthest write: while no other thread
     /// writes through [`shared_writes`](WritableFile::shared_writes).
     fn append(&mut self, data: &[u8]) -> io::Result<()> {
-        // SAFETY: appends take `&mut self`, and the engine holds shared
-        // writers off while it appends (the sequencer closed, or the log
-        // written by drain passes, which take no shared writes).
+        // SAFETY: the engine appends to a log that writers share only while
+        // none of them holds bytes of it: its header before they are let
+        // in, its trailer once every copy has ended (`LogFile::end_copies`,
+        // with the sequencer closed or the database closing). Appends take
+        // `&mut self`, so they do not overlap each other.
         unsafe { self.shared.append(data) }
     }
 
@@ -50,7 +52,9 @@ impl WritableFile for SharedWritableFile {
     /// has no zeros after its last record. No shared writer may be at work
     /// (see [`SharedFile::sync`]).
     fn sync(&mut self) -> io::Result<()> {
-        // SAFETY: as in `append`.
+        // SAFETY: as in `append`: the engine syncs through this handle only
+        // once every copy has ended (a switch, the close); sync groups use
+        // the sync handle, which cuts nothing.
         unsafe { self.shared.sync() }
     }
 
