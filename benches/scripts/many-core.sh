@@ -4,8 +4,8 @@
 # to 64 writers, the arena's shards, ordered publication, one log file
 # written from many threads, the vector memtable's and the skiplist's
 # scaling, and the engine from 1 to 64 threads (without the log, with it,
-# with it mapped, synced; RocksDB's db_bench beside it where one is at
-# hand).
+# with it mapped or drained, synced; RocksDB's db_bench beside it where one
+# is at hand).
 #
 # Usage: benches/scripts/many-core.sh OUT_DIR [BIN_DIR]
 #
@@ -132,6 +132,15 @@ quick() { timeout "$1" "$bin/$2" --bench --quick --noplot "${@:3}" 2>&1; }
         part "engine mmap log $threads threads"
         timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 200000 \
             --threads "$threads" --mmap_write=1 --quiet
+    done
+    # The drained log (one thread at a time appends every record posted so
+    # far with one write) beside the default, in which every writer makes a
+    # pwrite of its own into the one file: which the default should be
+    # once many cores write.
+    for threads in 1 4 16; do
+        part "engine drained log $threads threads"
+        timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 200000 \
+            --threads "$threads" --allow_concurrent_log_write=0 --quiet
     done
     # RocksDB's db_bench on the same unsynced workload, where one is at hand
     # (`apt-get install rocksdb-tools`; or `db_bench` and its libraries in
