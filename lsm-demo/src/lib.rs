@@ -3,11 +3,14 @@
 //!
 //! # What it is
 //!
-//! Writers reserve sequence numbers with one compare-and-swap
-//! ([`ordered_publish`]'s sequencer), post their framed log records to an
-//! ordered queue that whoever finds it free appends with one `write`, and
-//! insert into the memtable side by side; a write returns once every
-//! earlier one is visible, so readers never see half a batch. `sync`
+//! Writers reserve sequence numbers and their log record's bytes with one
+//! compare-and-swap ([`ordered_publish`]'s sequencer), write the record
+//! there themselves, beside each other (a [`shared_log_file`]: a `pwrite`
+//! each, or a copy into a map of the log; with
+//! `allow_concurrent_log_write` off, whoever finds the log free appends
+//! every record posted so far with one `write`), and insert into the
+//! memtable side by side; a write returns once every earlier one is
+//! visible, so readers never see half a batch. `sync`
 //! writers share one `fdatasync` through a [`write_group`] group.
 //! Memtables are the [`inline_skiplist`] crate (default) or the [`vecmem`]
 //! crate, both allocating from the [`arena`] crate. Full memtables are
