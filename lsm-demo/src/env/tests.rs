@@ -262,18 +262,13 @@ fn a_sync_racing_a_crash_either_fails_or_keeps_its_bytes() {
     // 2 * round if the sync failed, one more if it returned Ok.
     let (armed, go, done) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
     let handle = std::sync::Mutex::new(None::<Arc<dyn FileSync>>);
-    // Waits for `ready`: spins briefly, then yields, since with more
-    // threads than cores (other tests, a loaded machine) the thread waited
-    // for needs the core.
+    // Waits for `ready`: spins briefly, then yields (`Backoff::snooze`),
+    // since with more threads than cores (other tests, a loaded machine)
+    // the thread waited for needs the core.
     fn wait_until(mut ready: impl FnMut() -> bool) {
-        let mut spins = 0u32;
+        let backoff = crossbeam_utils::Backoff::new();
         while !ready() {
-            if spins < 1000 {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+            backoff.snooze();
         }
     }
     let wait_for = |at: &AtomicU64, at_least: u64| wait_until(|| at.load(SeqCst) >= at_least);
