@@ -1,10 +1,18 @@
-//! The `rocksdb` crate's generic names and prefix iteration, used as that
-//! crate's documentation describes them.
+//! The `rocksdb` crate's API, used as that crate's documentation describes
+//! it: the generic names and thread modes, prefix iteration, batches from
+//! their representation, properties, iterator bounds, multi-gets and
+//! `get_updates_since`.
+
+mod common;
+use common::{model_pairs, scan, small_opts};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use lsm_demo::{
     DB, DBAccess, DBIteratorWithThreadMode, DBPinnableSlice, DBRawIteratorWithThreadMode,
-    DBWithThreadMode, Direction, IteratorMode, MultiThreaded, Options, ReadOptions, SingleThreaded,
-    SliceTransform, SnapshotWithThreadMode, ThreadMode,
+    DBWithThreadMode, Direction, Error, IteratorMode, MemtableKind, MultiThreaded, Options,
+    ReadOptions, SingleThreaded, SliceTransform, SnapshotWithThreadMode, ThreadMode,
+    WaitForCompactOptions, WriteBatch, WriteOptions,
 };
 
 fn keys<D: DBAccess>(it: DBIteratorWithThreadMode<'_, D>) -> Vec<String> {
@@ -288,5 +296,382 @@ fn get_pinned_is_a_copy_that_outlives_flushes_and_compactions() {
     assert_eq!(
         db.get_pinned(b"k").unwrap().as_deref(),
         db.get(b"k").unwrap().as_deref()
+    );
+}
+
+/// `WriteBatch::data` / `from_data` as the `rocksdb` crate documents them: a
+/// batch's representation written later reproduces it; data that does not
+/// decode is refused and changes nothing.
+#[test]
+fn batches_from_data_write_what_they_hold_and_bad_data_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&small_opts(MemtableKind::SkipList), dir.path()).unwrap();
+    db.put(b"gone", b"0").unwrap();
+    let mut batch = WriteBatch::new();
+    batch.put(b"k", b"v");
+    batch.single_delete(b"gone");
+    let data = batch.data().to_vec();
+    assert_eq!(data.len(), batch.size_in_bytes());
+
+    let before = db.latest_sequence_number();
+    let mut bad = data.clone();
+    bad[8] = 3; // the count says three operations; there are two
+    match db.write(WriteBatch::from_data(&bad)) {
+        Err(Error::InvalidArgument(msg)) => assert!(msg.contains("does not decode"), "{msg}"),
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    }
+    assert_eq!(db.latest_sequence_number(), before);
+    assert_eq!(db.get(b"gone").unwrap().as_deref(), Some(&b"0"[..]));
+
+    db.write(WriteBatch::from_data(&data)).unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.get(b"gone").unwrap(), None);
+}
+
+/// `property_value` / `property_int_value` under RocksDB's names, as the
+/// `rocksdb` crate documents them: integers as decimal text, unknown names
+/// `None`, text-only properties `None` as integers.
+#[test]
+fn properties_follow_the_engine_through_flush_and_compaction() {
+    use lsm_demo::properties::{self as p, num_files_at_level};
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&small_opts(MemtableKind::SkipList), dir.path()).unwrap();
+    let int = |name: &str| db.property_int_value(name).unwrap().unwrap();
+    assert_eq!(int(p::ESTIMATE_NUM_KEYS), 0);
+    for i in 0..100u32 {
+        db.put(i.to_be_bytes(), [7u8; 100]).unwrap();
+    }
+    assert_eq!(int(p::NUM_ENTRIES_ACTIVE_MEM_TABLE), 100);
+    assert_eq!(int(p::ESTIMATE_NUM_KEYS), 100);
+    assert!(int(p::CUR_SIZE_ACTIVE_MEM_TABLE) >= 100 * 100);
+    assert_eq!(
+        int(p::CUR_SIZE_ALL_MEM_TABLES),
+        int(p::CUR_SIZE_ACTIVE_MEM_TABLE)
+    );
+    assert_eq!(int(p::TOTAL_SST_FILES_SIZE), 0);
+
+    db.flush().unwrap();
+    assert_eq!(int(&num_files_at_level(0)), 1);
+    assert_eq!(int(p::NUM_ENTRIES_ACTIVE_MEM_TABLE), 0);
+    assert_eq!(int(p::NUM_IMMUTABLE_MEM_TABLE), 0);
+    assert_eq!(int(p::ESTIMATE_NUM_KEYS), 100);
+    assert!(int(p::TOTAL_SST_FILES_SIZE) > 0);
+    assert_eq!(
+        db.property_value(num_files_at_level(0)).unwrap().as_deref(),
+        Some("1")
+    );
+
+    // A second level-0 file reaches the trigger (2): a compaction merges
+    // both into the base level, keeping the newest version of each key.
+    for i in 50..150u32 {
+        db.put(i.to_be_bytes(), [1u8; 10]).unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compact(&WaitForCompactOptions::default())
+        .unwrap();
+    let base = int(p::BASE_LEVEL) as usize;
+    assert_eq!(int(&num_files_at_level(0)), 0);
+    assert!(int(&num_files_at_level(base)) >= 1);
+    assert_eq!(int(p::COMPACTION_PENDING), 0);
+    assert_eq!(int(p::NUM_RUNNING_COMPACTIONS), 0);
+    assert_eq!(int(p::ESTIMATE_NUM_KEYS), 150);
+    let levels = db.property_value(p::LEVELSTATS).unwrap().unwrap();
+    assert_eq!(levels.lines().count(), 2 + 7, "{levels}");
+    let stats = db.property_value(p::STATS).unwrap().unwrap();
+    assert!(stats.contains(&format!("  L{base} ")), "{stats}");
+    assert_eq!(db.property_int_value(p::STATS).unwrap(), None);
+
+    assert_eq!(int(p::NUM_SNAPSHOTS), 0);
+    let (s1, s2) = (db.snapshot(), db.snapshot());
+    assert_eq!(int(p::NUM_SNAPSHOTS), 2);
+    drop((s1, s2));
+    assert_eq!(int(p::NUM_SNAPSHOTS), 0);
+    assert_eq!(int(p::BACKGROUND_ERRORS), 0);
+
+    for unknown in [
+        "rocksdb.no-such-property",
+        "rocksdb.num-files-at-level7",
+        "",
+    ] {
+        assert_eq!(db.property_value(unknown).unwrap(), None, "{unknown}");
+        assert_eq!(db.property_int_value(unknown).unwrap(), None, "{unknown}");
+    }
+}
+
+/// Iterator bounds as the `rocksdb` crate documents them: the lower bound
+/// inclusive, the upper exclusive, in both directions and from every
+/// start, over keys in tables and in the memtable.
+#[test]
+fn iterate_bounds_hold_in_every_direction() {
+    use lsm_demo::ReadOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&small_opts(MemtableKind::SkipList), dir.path()).unwrap();
+    let mut model = BTreeMap::new();
+    for i in (0..60u8).step_by(2) {
+        db.put([i], [i]).unwrap();
+        model.insert(vec![i], vec![i]);
+        if i == 30 {
+            db.flush().unwrap(); // half in a table, half in the memtable
+        }
+    }
+    let bounds = [
+        None,
+        Some(0u8),
+        Some(7),
+        Some(8),
+        Some(31),
+        Some(60),
+        Some(99),
+    ];
+    for lower in bounds {
+        for upper in bounds {
+            let ro = || {
+                let mut ro = ReadOptions::default();
+                if let Some(l) = lower {
+                    ro.set_iterate_lower_bound(vec![l]);
+                }
+                if let Some(u) = upper {
+                    ro.set_iterate_upper_bound(vec![u]);
+                }
+                ro
+            };
+            let inside =
+                |k: &Vec<u8>| lower.is_none_or(|l| k[0] >= l) && upper.is_none_or(|u| k[0] < u);
+            let want: Vec<Vec<u8>> = model.keys().filter(|k| inside(k)).cloned().collect();
+            fn collect(db: &DB, mode: IteratorMode<'_>, ro: ReadOptions) -> Vec<Vec<u8>> {
+                db.iterator_opt(mode, ro)
+                    .map(|kv| kv.unwrap().0.to_vec())
+                    .collect()
+            }
+            let keys = |mode: IteratorMode<'_>| collect(&db, mode, ro());
+            let what = format!("lower {lower:?} upper {upper:?}");
+            assert_eq!(keys(IteratorMode::Start), want, "{what}");
+            let mut reversed = want.clone();
+            reversed.reverse();
+            assert_eq!(keys(IteratorMode::End), reversed, "{what}");
+            for from in [[0u8], [7], [8], [30], [31], [59], [80]] {
+                let fwd: Vec<_> = want.iter().filter(|k| k[0] >= from[0]).cloned().collect();
+                assert_eq!(
+                    keys(IteratorMode::From(&from, Direction::Forward)),
+                    fwd,
+                    "{what} from {from:?}"
+                );
+                let back: Vec<_> = reversed
+                    .iter()
+                    .filter(|k| k[0] <= from[0])
+                    .cloned()
+                    .collect();
+                assert_eq!(
+                    keys(IteratorMode::From(&from, Direction::Reverse)),
+                    back,
+                    "{what} back from {from:?}"
+                );
+            }
+            // The raw cursor: stepping out of bounds ends it, both ways.
+            let mut it = db.raw_iterator_opt(ro());
+            it.seek_to_first();
+            assert_eq!(
+                it.key().map(<[u8]>::to_vec),
+                want.first().cloned(),
+                "{what}"
+            );
+            it.seek_to_last();
+            assert_eq!(it.key().map(<[u8]>::to_vec), want.last().cloned(), "{what}");
+            if it.valid() {
+                it.next();
+                assert!(!it.valid() && it.item().is_none(), "{what}");
+                it.status().unwrap();
+            }
+        }
+    }
+}
+
+/// `multi_get` and `batched_multi_get` as the `rocksdb` crate documents
+/// them: one result per key, in the callers' order, duplicates and absent
+/// keys included; and, here, all keys as of one point in time.
+#[test]
+fn multi_gets_answer_every_key_at_one_point_in_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(DB::open(&small_opts(MemtableKind::SkipList), dir.path()).unwrap());
+    let mut model = BTreeMap::new();
+    for i in 0..300u32 {
+        let k = (i * 7 % 300).to_be_bytes().to_vec();
+        db.put(&k, i.to_le_bytes()).unwrap();
+        model.insert(k, i.to_le_bytes().to_vec());
+        if i % 100 == 99 {
+            db.flush().unwrap();
+        }
+    }
+    let keys: Vec<Vec<u8>> = [5u32, 1000, 299, 5, 0, 150]
+        .iter()
+        .map(|i| i.to_be_bytes().to_vec())
+        .collect();
+    let want: Vec<Option<Vec<u8>>> = keys.iter().map(|k| model.get(k).cloned()).collect();
+    let got = |v: Vec<lsm_demo::Result<Option<Vec<u8>>>>| -> Vec<Option<Vec<u8>>> {
+        v.into_iter().map(Result::unwrap).collect()
+    };
+    assert_eq!(got(db.multi_get(&keys)), want);
+    assert_eq!(got(db.batched_multi_get(&keys, false)), want);
+    let mut sorted = keys.clone();
+    sorted.sort();
+    let want_sorted: Vec<_> = sorted.iter().map(|k| model.get(k).cloned()).collect();
+    assert_eq!(got(db.batched_multi_get(&sorted, true)), want_sorted);
+    assert!(db.multi_get(Vec::<Vec<u8>>::new()).is_empty());
+
+    // A writer keeps two keys equal with each batch: every multi-get sees
+    // them equal.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (db, stop) = (Arc::clone(&db), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut i = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut batch = WriteBatch::new();
+                batch.put(b"pair-a", i.to_le_bytes());
+                batch.put(b"pair-b", i.to_le_bytes());
+                db.write(batch).unwrap();
+                i += 1;
+            }
+        })
+    };
+    for round in 0..2000 {
+        let v = got(if round % 2 == 0 {
+            db.multi_get([b"pair-a", b"pair-b"])
+        } else {
+            db.batched_multi_get([b"pair-b", b"pair-a"], false)
+        });
+        assert_eq!(v[0], v[1], "round {round}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+}
+
+/// `get_updates_since` as RocksDB's `GetUpdatesSince`: contiguous batches
+/// from the one holding the sequence asked for, across memtable switches,
+/// replaying to the same state; `NotFound` once a flush retired the logs.
+#[test]
+fn updates_since_replay_the_logged_batches() {
+    // Flushes are held at the gate, so the frozen memtables keep their logs.
+    let fs = common::GatedTables::new(lsm_demo::env::FaultInjectionFs::new());
+    let mut o = small_opts(MemtableKind::SkipList);
+    o.set_level_zero_file_num_compaction_trigger(20);
+    o.set_max_write_buffer_number(16);
+    let db = DB::open_with_fs(&o, "/db", Arc::new(fs.clone())).unwrap();
+    let mut synced = WriteOptions::default();
+    synced.set_sync(true);
+    for i in 0..2_000u32 {
+        let mut batch = WriteBatch::new();
+        batch.put(i.to_be_bytes(), [7u8; 40]);
+        if i % 3 == 0 {
+            batch.delete((i / 2).to_be_bytes());
+        }
+        if i % 100 == 0 {
+            batch.put_log_data(format!("mark {i}"));
+        }
+        if i % 10 == 0 {
+            db.write_opt(batch, &synced).unwrap();
+        } else {
+            db.write(batch).unwrap();
+        }
+    }
+    let latest = db.latest_sequence_number();
+    let mut expected = BTreeMap::new();
+    let mut next = 1;
+    let mut marks = 0;
+    for update in db.get_updates_since(1).unwrap() {
+        let (first, batch) = update.unwrap();
+        assert_eq!(first, next, "batches are contiguous");
+        next = first + batch.len() as u64;
+        marks += batch.log_data().count();
+        for op in batch.iter() {
+            match op {
+                lsm_demo::BatchOp::Put(k, v) => expected.insert(k.to_vec(), v.to_vec()),
+                lsm_demo::BatchOp::Delete(k) => expected.remove(k),
+                lsm_demo::BatchOp::DeleteRange(..) => unreachable!("no range deletions here"),
+            };
+        }
+    }
+    assert_eq!(next, latest + 1);
+    assert_eq!(marks, 20);
+    assert_eq!(scan(&db), model_pairs(&expected));
+    assert!(
+        db.stats().immutable_memtables > 0,
+        "the batches span several logs"
+    );
+
+    // From the middle: the batch holding the sequence comes first.
+    let (first, batch) = db
+        .get_updates_since(latest)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert!(first <= latest && latest < first + batch.len() as u64);
+    // One past the last write: nothing yet; further: not written.
+    assert_eq!(db.get_updates_since(latest + 1).unwrap().count(), 0);
+    let err = db.get_updates_since(latest + 2).unwrap_err();
+    assert_eq!(err.kind(), lsm_demo::ErrorKind::NotFound);
+
+    fs.open_gate();
+    db.flush().unwrap();
+    let err = db.get_updates_since(1).unwrap_err();
+    assert!(matches!(err, Error::UpdatesUnavailable(_)), "{err}");
+    db.put(b"after", b"flush").unwrap();
+    let after: Vec<_> = db
+        .get_updates_since(latest + 1)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(after.len(), 1);
+    assert_eq!(after[0].0, latest + 1);
+
+    // Log data is logged, never applied: a reopen replays around it.
+    let mut batch = WriteBatch::new();
+    batch.put_log_data(b"only in the log");
+    batch.put(b"k", b"v");
+    db.write(batch).unwrap();
+    drop(db);
+    let db = DB::open_with_fs(&o, "/db", Arc::new(fs)).unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.latest_sequence_number(), latest + 2);
+}
+
+/// `put` and `delete` reuse one batch per thread; a put made from inside
+/// another write on the same thread (here, by a comparator that writes to
+/// a second database as it compares) gets a batch of its own.
+#[test]
+fn a_put_from_inside_a_write_on_the_same_thread_works() {
+    for kind in [MemtableKind::SkipList, MemtableKind::Vector] {
+        put_from_inside_a_write(kind);
+    }
+}
+
+fn put_from_inside_a_write(kind: MemtableKind) {
+    let dir = tempfile::tempdir().unwrap();
+    let side = Arc::new(DB::open_default(dir.path().join("side")).unwrap());
+    let in_compare = Arc::clone(&side);
+    let mut o = small_opts(kind);
+    o.set_comparator(
+        "bytewise, noting each comparison",
+        Box::new(move |a: &[u8], b: &[u8]| {
+            in_compare.put(b"compared", a).unwrap();
+            a.cmp(b)
+        }),
+    );
+    let db = DB::open(&o, dir.path().join("main")).unwrap();
+    for k in [&b"b"[..], b"a", b"c"] {
+        db.put(k, b"v").unwrap();
+    }
+    db.delete(b"a").unwrap();
+    assert_eq!(
+        scan(&db),
+        [
+            (b"b".to_vec(), b"v".to_vec()),
+            (b"c".to_vec(), b"v".to_vec())
+        ]
+    );
+    assert!(
+        side.get(b"compared").unwrap().is_some(),
+        "the comparator wrote"
     );
 }

@@ -207,3 +207,20 @@ pub fn scan_reverse(db: &lsm_demo::DB) -> Vec<(Vec<u8>, Vec<u8>)> {
     all.reverse();
     all
 }
+
+/// Options that make a few kilobytes flush and compact: 64 KiB memtables
+/// and tables, and a compaction once level 0 holds two tables.
+pub fn small_opts(kind: lsm_demo::MemtableKind) -> lsm_demo::Options {
+    let mut o = lsm_demo::Options::default();
+    o.create_if_missing(true);
+    o.set_write_buffer_size(64 << 10);
+    o.set_memtable_kind(kind);
+    o.set_level_zero_file_num_compaction_trigger(2);
+    o.set_target_file_size_base(64 << 10);
+    o
+}
+
+/// A model's pairs in key order, as [`scan`] returns the database's.
+pub fn model_pairs(m: &BTreeMap<Vec<u8>, Vec<u8>>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
