@@ -63,6 +63,16 @@ pub struct Lead<K> {
 impl<K> Lead<K> {
     /// Apply in parallel, overlapping later groups; see
     /// [`ApplyMode::Pipelined`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{ApplyMode, Lead};
+    ///
+    /// let lead = Lead::pipelined(17_u64); // say, the group's last sequence number
+    /// assert_eq!(lead.mode, ApplyMode::Pipelined);
+    /// assert_eq!(lead.token, 17);
+    /// ```
     #[inline]
     pub fn pipelined(token: K) -> Self {
         Self {
@@ -72,6 +82,15 @@ impl<K> Lead<K> {
     }
 
     /// Apply serially, on the leader's thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{ApplyMode, Lead};
+    ///
+    /// let lead = Lead::serial("token");
+    /// assert_eq!(lead, Lead { mode: ApplyMode::Serial, token: "token" });
+    /// ```
     #[inline]
     pub fn serial(token: K) -> Self {
         Self {
@@ -81,6 +100,16 @@ impl<K> Lead<K> {
     }
 
     /// Apply in parallel, each member on its own thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{ApplyMode, Lead};
+    ///
+    /// let lead = Lead::parallel(vec![1, 2]);
+    /// assert_eq!(lead.mode, ApplyMode::Parallel);
+    /// assert_eq!(lead.token, [1, 2]);
+    /// ```
     #[inline]
     pub fn parallel(token: K) -> Self {
         Self {
@@ -357,6 +386,26 @@ impl<'g, T> GroupMembers<'g, T> {
     }
 
     /// The number of members, leader included (at least 1).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// /// Tells each writer how many writes shared its group.
+    /// struct GroupSize;
+    /// impl Commit<usize> for GroupSize {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, group: &mut GroupMembers<'_, usize>) -> Result<Lead<()>, ()> {
+    ///         let len = group.len();
+    ///         group.iter_mut().for_each(|item| *item = len);
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// assert_eq!(group.write(&GroupSize, 0), Ok(1), "a lone writer's group");
+    /// ```
     #[inline]
     #[must_use]
     pub fn len(&self) -> usize {
@@ -364,6 +413,26 @@ impl<'g, T> GroupMembers<'g, T> {
     }
 
     /// Always false: a group has at least its leader.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// /// Tells each writer whether its group was empty.
+    /// struct Empty;
+    /// impl Commit<bool> for Empty {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, group: &mut GroupMembers<'_, bool>) -> Result<Lead<()>, ()> {
+    ///         let empty = group.is_empty();
+    ///         group.iter_mut().for_each(|item| *item = empty);
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// assert_eq!(group.write(&Empty, true), Ok(false));
+    /// ```
     #[inline]
     #[must_use]
     pub fn is_empty(&self) -> bool {
@@ -371,6 +440,26 @@ impl<'g, T> GroupMembers<'g, T> {
     }
 
     /// The sum of the members' [`Commit::size`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    /// struct Log;
+    /// impl Commit<Vec<u8>> for Log {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn size(&self, record: &Vec<u8>) -> usize {
+    ///         record.len()
+    ///     }
+    ///     fn lead(&self, group: &mut GroupMembers<'_, Vec<u8>>) -> Result<Lead<()>, ()> {
+    ///         let bytes = group.bytes() as u8; // appended to every record
+    ///         group.iter_mut().for_each(|record| record.push(bytes));
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// assert_eq!(WriteGroup::default().write(&Log, vec![9; 3]), Ok(vec![9, 9, 9, 3]));
+    /// ```
     #[inline]
     #[must_use]
     pub fn bytes(&self) -> usize {
@@ -378,6 +467,26 @@ impl<'g, T> GroupMembers<'g, T> {
     }
 
     /// The leader's item.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// /// Tells each writer which write led its group.
+    /// struct WhoLed;
+    /// impl Commit<(char, char)> for WhoLed {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, group: &mut GroupMembers<'_, (char, char)>) -> Result<Lead<()>, ()> {
+    ///         let leader = group.leader().0;
+    ///         group.iter_mut().for_each(|item| item.1 = leader);
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// assert_eq!(group.write(&WhoLed, ('a', '?')), Ok(('a', 'a')), "a lone writer leads");
+    /// ```
     #[inline]
     #[must_use]
     pub fn leader(&self) -> &T {
@@ -387,6 +496,26 @@ impl<'g, T> GroupMembers<'g, T> {
     }
 
     /// The items in enqueue order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// struct Total(AtomicU64);
+    /// impl Commit<u64> for Total {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, group: &mut GroupMembers<'_, u64>) -> Result<Lead<()>, ()> {
+    ///         self.0.fetch_add(group.iter().sum(), Relaxed);
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let (group, total) = (WriteGroup::default(), Total(AtomicU64::new(0)));
+    /// assert_eq!((group.write(&total, 5), group.write(&total, 7)), (Ok(5), Ok(7)));
+    /// assert_eq!(total.0.into_inner(), 12);
+    /// ```
     #[inline]
     pub fn iter(&self) -> Iter<'_, T> {
         Iter {
@@ -398,6 +527,26 @@ impl<'g, T> GroupMembers<'g, T> {
     }
 
     /// The items in enqueue order, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// struct Double;
+    /// impl Commit<u32> for Double {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, group: &mut GroupMembers<'_, u32>) -> Result<Lead<()>, ()> {
+    ///         for item in group.iter_mut() {
+    ///             *item *= 2; // the leader may rewrite every member's item
+    ///         }
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// assert_eq!(group.write(&Double, 21), Ok(42));
+    /// ```
     #[inline]
     pub fn iter_mut(&mut self) -> IterMut<'_, T> {
         IterMut {
@@ -502,8 +651,8 @@ unsafe fn next_member<T>(waiter: *const Waiter<T>) -> *const Waiter<T> {
 }
 
 macro_rules! member_iter {
-    ($name:ident, $item:ty, $get:ident, $doc:literal) => {
-        #[doc = $doc]
+    ($(#[$doc:meta])* $name:ident, $item:ty, $get:ident) => {
+        $(#[$doc])*
         pub struct $name<'a, T> {
             /// The next item to yield, held by `waiter` (except a lone
             /// leader's, which `waiter` does not hold).
@@ -557,16 +706,58 @@ macro_rules! member_iter {
 }
 
 member_iter!(
+    /// The items of a group, from [`GroupMembers::iter`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// struct Max;
+    /// impl Commit<(u32, u32)> for Max {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, group: &mut GroupMembers<'_, (u32, u32)>) -> Result<Lead<()>, ()> {
+    ///         let items = group.iter(); // what `for item in &*group` walks too
+    ///         let max = items.map(|&(value, _)| value).max().unwrap();
+    ///         group.iter_mut().for_each(|item| item.1 = max);
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// assert_eq!(group.write(&Max, (5, 0)), Ok((5, 5)));
+    /// ```
     Iter,
     &'a T,
-    as_ref,
-    "The items of a group, from [`GroupMembers::iter`]."
+    as_ref
 );
 member_iter!(
+    /// The items of a group, mutably, from [`GroupMembers::iter_mut`].
+    ///
+    /// # Examples
+    ///
+    /// `&mut GroupMembers` iterates over an `IterMut`:
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// struct Shout;
+    /// impl Commit<String> for Shout {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, group: &mut GroupMembers<'_, String>) -> Result<Lead<()>, ()> {
+    ///         for line in group {
+    ///             line.make_ascii_uppercase();
+    ///         }
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// assert_eq!(group.write(&Shout, "hi".to_string()), Ok("HI".to_string()));
+    /// ```
     IterMut,
     &'a mut T,
-    as_mut,
-    "The items of a group, mutably, from [`GroupMembers::iter_mut`]."
+    as_mut
 );
 
 /// Why a write failed.

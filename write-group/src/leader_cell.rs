@@ -159,7 +159,15 @@ impl<S> LeaderCell<S> {
     ///
     /// # Examples
     ///
-    /// See [`LeaderCell::new`].
+    /// ```
+    /// use write_group::WriteGroup;
+    ///
+    /// let group: WriteGroup<u8, ()> = WriteGroup::default();
+    /// let log_name = group.leader_cell(String::from("000001.log"));
+    /// assert_eq!(log_name.into_inner(), "000001.log");
+    /// ```
+    ///
+    /// See also [`LeaderCell::new`].
     #[must_use]
     pub fn into_inner(self) -> S {
         self.value.into_inner()
@@ -226,7 +234,25 @@ impl<S: ?Sized> LeaderCell<S> {
     ///
     /// # Examples
     ///
-    /// See the [type's example](LeaderCell).
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, LeaderCell, WriteGroup};
+    ///
+    /// struct Log(LeaderCell<Vec<u8>>);
+    /// impl Commit<u8> for Log {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, group: &mut GroupMembers<'_, u8>) -> Result<Lead<()>, ()> {
+    ///         let (log, members) = self.0.get_with_members(group);
+    ///         log.extend(members.iter());
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// let log = Log(group.leader_cell(vec![1]));
+    /// assert_eq!((group.write(&log, 2), log.0.into_inner()), (Ok(2), vec![1, 2]));
+    /// ```
+    ///
+    /// See also the [type's example](LeaderCell).
     #[track_caller]
     #[inline]
     #[must_use]
@@ -251,7 +277,25 @@ impl<S: ?Sized> LeaderCell<S> {
     ///
     /// # Examples
     ///
-    /// See the [type's example](LeaderCell).
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// struct Nop;
+    /// impl Commit<u8> for Nop {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, _: &mut GroupMembers<'_, u8>) -> Result<Lead<()>, ()> {
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::<u8, Nop>::default();
+    /// let log_number = group.leader_cell(7_u64);
+    /// let mut guard = group.enter_unbatched(); // say, to switch the log
+    /// *log_number.get_unbatched(&mut guard) += 1;
+    /// assert_eq!(*log_number.get_unbatched(&mut guard), 8);
+    /// ```
+    ///
+    /// See also the [type's example](LeaderCell).
     #[track_caller]
     #[inline]
     #[must_use]
@@ -271,7 +315,18 @@ impl<S: ?Sized> LeaderCell<S> {
     ///
     /// # Examples
     ///
-    /// See [`LeaderCell::new`].
+    /// No proof of leadership is needed while the cell is not shared:
+    ///
+    /// ```
+    /// use write_group::WriteGroup;
+    ///
+    /// let group: WriteGroup<u8, ()> = WriteGroup::default();
+    /// let mut next_sequence = group.leader_cell(0_u64);
+    /// *next_sequence.get_mut() = 100; // say, recovered from the log
+    /// assert_eq!(*next_sequence.get_mut(), 100);
+    /// ```
+    ///
+    /// See also [`LeaderCell::new`].
     #[inline]
     #[must_use]
     pub fn get_mut(&mut self) -> &mut S {

@@ -30,6 +30,16 @@ pub enum FanOut {
 
 impl FanOut {
     /// The stride (number of wakers, leader included) for a group of `n`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::FanOut;
+    ///
+    /// assert_eq!(FanOut::Sqrt.stride(100), 10);
+    /// assert_eq!(FanOut::Sqrt.stride(99), 9, "rounded down");
+    /// assert_eq!(FanOut::Sqrt.stride(0), 1, "never below 1");
+    /// ```
     #[inline]
     #[must_use]
     pub fn stride(self, n: usize) -> usize {
@@ -110,6 +120,16 @@ impl Options {
     }
 
     /// Busy-wait checks of a waiter's state before it yields (RocksDB: 200).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// // A `const` fn: options can be built at compile time.
+    /// const NO_SPIN: Options = Options::new().with_spin_count(0);
+    /// assert_eq!(NO_SPIN.spin_count(), 0);
+    /// ```
     #[must_use]
     pub const fn with_spin_count(mut self, checks: u32) -> Self {
         self.spin_count = checks;
@@ -117,6 +137,15 @@ impl Options {
     }
 
     /// See [`with_spin_count`](Self::with_spin_count).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// assert_eq!(Options::new().spin_count(), 200);
+    /// assert_eq!(Options::new().with_spin_count(50).spin_count(), 50);
+    /// ```
     #[must_use]
     pub const fn spin_count(&self) -> u32 {
         self.spin_count
@@ -152,6 +181,15 @@ impl Options {
     }
 
     /// See [`with_barge_spins`](Self::with_barge_spins).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// assert_eq!(Options::new().barge_spins(), 256);
+    /// assert_eq!(Options::new().with_barge_spins(1024).barge_spins(), 1024);
+    /// ```
     #[must_use]
     pub const fn barge_spins(&self) -> u32 {
         self.barge_spins
@@ -162,6 +200,16 @@ impl Options {
     /// how long a leader waiting for writers to gather
     /// ([`Commit::gather_window`](crate::Commit::gather_window)) yields
     /// before it parks for the rest of its window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// // Skip the yield phase: waiters sleep once they have spun.
+    /// let options = Options::new().with_max_yield_usec(0);
+    /// assert_eq!(options.max_yield_usec(), 0);
+    /// ```
     #[must_use]
     pub const fn with_max_yield_usec(mut self, usec: u32) -> Self {
         self.max_yield_usec = usec;
@@ -169,6 +217,15 @@ impl Options {
     }
 
     /// See [`with_max_yield_usec`](Self::with_max_yield_usec).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// assert_eq!(Options::new().max_yield_usec(), 100);
+    /// assert_eq!(Options::new().with_max_yield_usec(20).max_yield_usec(), 20);
+    /// ```
     #[must_use]
     pub const fn max_yield_usec(&self) -> u32 {
         self.max_yield_usec
@@ -176,6 +233,15 @@ impl Options {
 
     /// A yield that takes at least this long (microseconds) is *slow*: another
     /// thread ran. Three slow yields end the yield phase (RocksDB: 3).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// let options = Options::new().with_slow_yield_usec(10);
+    /// assert_eq!(options.slow_yield_usec(), 10);
+    /// ```
     #[must_use]
     pub const fn with_slow_yield_usec(mut self, usec: u32) -> Self {
         self.slow_yield_usec = usec;
@@ -183,6 +249,15 @@ impl Options {
     }
 
     /// See [`with_slow_yield_usec`](Self::with_slow_yield_usec).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// assert_eq!(Options::new().slow_yield_usec(), 3);
+    /// assert_eq!(Options::new().with_slow_yield_usec(5).slow_yield_usec(), 5);
+    /// ```
     #[must_use]
     pub const fn slow_yield_usec(&self) -> u32 {
         self.slow_yield_usec
@@ -199,6 +274,16 @@ impl Options {
     /// sleep after spinning. Off: every wait yields up to
     /// [`max_yield_usec`](Self::with_max_yield_usec). RocksDB: on (where a
     /// phase whose goal comes after a slow yield counts as a success).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// // Every wait yields for up to `max_yield_usec` before it sleeps.
+    /// let options = Options::new().with_adaptive_yield(false);
+    /// assert!(!options.adaptive_yield());
+    /// ```
     #[must_use]
     pub const fn with_adaptive_yield(mut self, adaptive: bool) -> Self {
         self.adaptive_yield = adaptive;
@@ -206,6 +291,15 @@ impl Options {
     }
 
     /// See [`with_adaptive_yield`](Self::with_adaptive_yield).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// assert!(Options::new().adaptive_yield());
+    /// assert!(!Options::new().with_adaptive_yield(false).adaptive_yield());
+    /// ```
     #[must_use]
     pub const fn adaptive_yield(&self) -> bool {
         self.adaptive_yield
@@ -232,6 +326,15 @@ impl Options {
     }
 
     /// See [`with_max_group_bytes`](Self::with_max_group_bytes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// assert_eq!(Options::new().max_group_bytes(), 1 << 20);
+    /// assert_eq!(Options::new().with_max_group_bytes(64 << 10).max_group_bytes(), 64 << 10);
+    /// ```
     #[must_use]
     pub const fn max_group_bytes(&self) -> usize {
         self.max_group_bytes
@@ -239,6 +342,16 @@ impl Options {
 
     /// The most members of a group, leader included (default: no limit;
     /// values below 1 act as 1).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// // At most 32 writes share a group step.
+    /// let options = Options::new().with_max_group_members(32);
+    /// assert_eq!(options.max_group_members(), 32);
+    /// ```
     #[must_use]
     pub const fn with_max_group_members(mut self, members: usize) -> Self {
         self.max_group_members = members;
@@ -246,6 +359,15 @@ impl Options {
     }
 
     /// See [`with_max_group_members`](Self::with_max_group_members).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// assert_eq!(Options::new().max_group_members(), usize::MAX, "no limit");
+    /// assert_eq!(Options::new().with_max_group_members(4).max_group_members(), 4);
+    /// ```
     #[must_use]
     pub const fn max_group_members(&self) -> usize {
         self.max_group_members
@@ -254,6 +376,16 @@ impl Options {
     /// Parallel groups of at least this many members are woken through the
     /// tree; smaller ones by the leader alone (RocksDB: 20). `usize::MAX`
     /// turns the tree off.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// // The leader alone wakes every member of a parallel group.
+    /// let no_tree = Options::new().with_tree_threshold(usize::MAX);
+    /// assert_eq!(no_tree.tree_threshold(), usize::MAX);
+    /// ```
     #[must_use]
     pub const fn with_tree_threshold(mut self, members: usize) -> Self {
         self.tree_threshold = members;
@@ -261,12 +393,31 @@ impl Options {
     }
 
     /// See [`with_tree_threshold`](Self::with_tree_threshold).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Options;
+    ///
+    /// assert_eq!(Options::new().tree_threshold(), 20);
+    /// assert_eq!(Options::new().with_tree_threshold(8).tree_threshold(), 8);
+    /// ```
     #[must_use]
     pub const fn tree_threshold(&self) -> usize {
         self.tree_threshold
     }
 
     /// The tree's stride (default [`FanOut::Sqrt`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{FanOut, Options};
+    ///
+    /// let options = Options::new().with_fan_out(FanOut::Fixed(4));
+    /// assert_eq!(options.fan_out(), FanOut::Fixed(4));
+    /// assert_eq!(options.fan_out().stride(64), 4);
+    /// ```
     #[must_use]
     pub const fn with_fan_out(mut self, fan_out: FanOut) -> Self {
         self.fan_out = fan_out;
@@ -274,6 +425,15 @@ impl Options {
     }
 
     /// See [`with_fan_out`](Self::with_fan_out).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{FanOut, Options};
+    ///
+    /// assert_eq!(Options::new().fan_out(), FanOut::Sqrt);
+    /// assert_eq!(Options::new().fan_out().stride(64), 8);
+    /// ```
     #[must_use]
     pub const fn fan_out(&self) -> FanOut {
         self.fan_out

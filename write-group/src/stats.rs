@@ -7,6 +7,16 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::gather::Waited;
 
 /// Number of buckets of [`Stats::group_sizes`].
+///
+/// # Examples
+///
+/// ```
+/// use write_group::{GROUP_SIZE_BUCKETS, Stats};
+///
+/// assert_eq!(Stats::default().group_sizes.len(), GROUP_SIZE_BUCKETS);
+/// // The last bucket counts every group larger than the one before it.
+/// assert_eq!(Stats::bucket_range(GROUP_SIZE_BUCKETS - 1), (129, usize::MAX));
+/// ```
 pub const GROUP_SIZE_BUCKETS: usize = 9;
 
 /// A snapshot of a write group's counters, from
@@ -60,6 +70,16 @@ pub struct Stats {
 
 impl Stats {
     /// The mean number of members per group (0 before the first group).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::Stats;
+    ///
+    /// let stats = Stats { groups: 4, members: 10, ..Stats::default() };
+    /// assert_eq!(stats.mean_group_size(), 2.5);
+    /// assert_eq!(Stats::default().mean_group_size(), 0.0);
+    /// ```
     #[must_use]
     pub fn mean_group_size(&self) -> f64 {
         if self.groups == 0 {
@@ -71,6 +91,17 @@ impl Stats {
 
     /// The bucket of [`group_sizes`](Stats::group_sizes) that counts groups
     /// of `size` members.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{GROUP_SIZE_BUCKETS, Stats};
+    ///
+    /// assert_eq!(Stats::bucket_of(1), 0);
+    /// assert_eq!(Stats::bucket_of(2), 1);
+    /// assert_eq!((Stats::bucket_of(3), Stats::bucket_of(4)), (2, 2));
+    /// assert_eq!(Stats::bucket_of(1000), GROUP_SIZE_BUCKETS - 1);
+    /// ```
     #[inline]
     #[must_use]
     pub fn bucket_of(size: usize) -> usize {
@@ -84,6 +115,16 @@ impl Stats {
     /// # Panics
     ///
     /// If `i >= GROUP_SIZE_BUCKETS`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{GROUP_SIZE_BUCKETS, Stats};
+    ///
+    /// assert_eq!(Stats::bucket_range(1), (2, 2));
+    /// assert_eq!(Stats::bucket_range(4), (9, 16));
+    /// assert!(std::panic::catch_unwind(|| Stats::bucket_range(GROUP_SIZE_BUCKETS)).is_err());
+    /// ```
     #[must_use]
     pub fn bucket_range(i: usize) -> (usize, usize) {
         assert!(i < GROUP_SIZE_BUCKETS, "bucket {i} out of range");

@@ -230,13 +230,41 @@ impl<T, C> WriteGroup<T, C> {
     ///
     /// # Examples
     ///
-    /// See [`LeaderCell`].
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, LeaderCell, WriteGroup};
+    ///
+    /// struct CountGroups(LeaderCell<u64>);
+    /// impl Commit<u8> for CountGroups {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, group: &mut GroupMembers<'_, u8>) -> Result<Lead<()>, ()> {
+    ///         *self.0.get(group) += 1; // this group's leader: no lock needed
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// let groups = CountGroups(group.leader_cell(0));
+    /// (1..=3).for_each(|item| assert_eq!(group.write(&groups, item), Ok(item)));
+    /// assert_eq!(groups.0.into_inner(), group.stats().groups);
+    /// ```
+    ///
+    /// See also [`LeaderCell`].
     #[must_use]
     pub fn leader_cell<S>(&self, value: S) -> LeaderCell<S> {
         LeaderCell::new(self, value)
     }
 
     /// The options the group was built with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Options, WriteGroup};
+    ///
+    /// let group: WriteGroup<u8, ()> = WriteGroup::new(Options::new().with_max_group_members(8));
+    /// assert_eq!(group.options().max_group_members(), 8);
+    /// assert_eq!(WriteGroup::<u8, ()>::default().options(), &Options::default());
+    /// ```
     #[must_use]
     pub fn options(&self) -> &Options {
         &self.options
@@ -270,6 +298,25 @@ impl<T, C> WriteGroup<T, C> {
 
     /// Sets every counter to 0. Call it while no write is in flight: a
     /// leader's count in progress may otherwise survive the reset.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, Stats, WriteGroup};
+    ///
+    /// struct Nop;
+    /// impl Commit<u8> for Nop {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, _: &mut GroupMembers<'_, u8>) -> Result<Lead<()>, ()> {
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// group.write(&Nop, 1).unwrap();
+    /// group.reset_stats();
+    /// assert_eq!(group.stats(), Stats::default(), "every counter, histogram included");
+    /// ```
     pub fn reset_stats(&self) {
         self.counters.reset(&self.hot.groups_of_one);
     }

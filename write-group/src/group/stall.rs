@@ -10,6 +10,19 @@ use super::{STALL_TAG, WriteGroup, is_stalled, untagged};
 
 impl<T, C> WriteGroup<T, C> {
     /// Whether the group is stalled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::WriteGroup;
+    ///
+    /// let group: WriteGroup<u8, ()> = WriteGroup::default();
+    /// assert!(!group.is_stalled());
+    /// group.stall();
+    /// assert!(group.is_stalled());
+    /// group.release_stall();
+    /// assert!(!group.is_stalled());
+    /// ```
     #[must_use]
     pub fn is_stalled(&self) -> bool {
         // Relaxed: a report; the stall protocol itself uses SeqCst.
@@ -72,6 +85,18 @@ impl<T, C> WriteGroup<T, C> {
 
     /// Lifts a stall and wakes the writes it held. Returns false if the group
     /// was not stalled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::WriteGroup;
+    ///
+    /// let group: WriteGroup<u8, ()> = WriteGroup::default();
+    /// assert!(!group.release_stall(), "not stalled: nothing to release");
+    /// assert!(group.stall());
+    /// assert!(group.release_stall());
+    /// assert!(!group.release_stall(), "already released");
+    /// ```
     pub fn release_stall(&self) -> bool {
         // SeqCst: see `stall`.
         let mut word = self.hot.newest.load(SeqCst);

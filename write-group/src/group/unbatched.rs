@@ -78,6 +78,26 @@ where
 ///
 /// The guard is neither `Send` nor `Sync`: drop it on the thread that
 /// entered.
+///
+/// # Examples
+///
+/// ```
+/// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+///
+/// struct Nop;
+/// impl Commit<u8> for Nop {
+///     type Token = ();
+///     type Error = ();
+///     fn lead(&self, _: &mut GroupMembers<'_, u8>) -> Result<Lead<()>, ()> {
+///         Ok(Lead::serial(()))
+///     }
+/// }
+/// let group = WriteGroup::default();
+/// let guard = group.enter_unbatched();
+/// drop(guard); // lets the writes after it go on
+/// assert_eq!(group.write(&Nop, 1), Ok(1));
+/// assert_eq!(group.stats().groups, 1, "the entry itself is not a group");
+/// ```
 #[must_use = "the entry ends when the guard is dropped"]
 pub struct UnbatchedGuard<'g, T, C: Commit<T>> {
     group: &'g WriteGroup<T, C>,
@@ -105,7 +125,25 @@ impl<T, C: Commit<T>> UnbatchedGuard<'_, T, C> {
     ///
     /// # Examples
     ///
-    /// See [`WriteGroup::enter_unbatched`].
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// struct Nop;
+    /// impl Commit<u8> for Nop {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn lead(&self, _: &mut GroupMembers<'_, u8>) -> Result<Lead<()>, ()> {
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::<u8, Nop>::default();
+    /// let guard = group.enter_unbatched();
+    /// assert_eq!(guard.queued(), 0, "nobody waits behind it yet");
+    /// drop(guard);
+    /// ```
+    ///
+    /// See also [`WriteGroup::enter_unbatched`], where a writer queues
+    /// behind the guard.
     #[must_use]
     pub fn queued(&self) -> usize {
         let me = self.node.cast_const().cast::<Waiter<T>>();
