@@ -5,8 +5,9 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::commit::{Commit, GroupMembers};
+use crate::commit::Commit;
 use crate::group::{UnbatchedGuard, WriteGroup};
+use crate::members::GroupMembers;
 
 /// A source of process-unique write group ids (0 is never handed out).
 static NEXT_GROUP_ID: AtomicU64 = AtomicU64::new(1);

@@ -150,14 +150,16 @@ mod futex;
 mod gather;
 mod group;
 mod leader_cell;
+mod members;
 mod options;
 mod stats;
 mod sync;
 mod waiter;
 
-pub use commit::{ApplyMode, Commit, GroupMembers, Iter, IterMut, Lead, WriteError};
+pub use commit::{ApplyMode, Commit, Lead, WriteError};
 pub use group::{UnbatchedGuard, WriteGroup};
 pub use leader_cell::LeaderCell;
+pub use members::{GroupMembers, Iter, IterMut};
 pub use options::{FanOut, Options};
 pub use stats::{GROUP_SIZE_BUCKETS, Stats};
 

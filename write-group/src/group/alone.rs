@@ -5,7 +5,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::ptr;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
-use crate::commit::{ApplyMode, Commit, GroupMembers, Lead, WriteError};
+use crate::commit::{ApplyMode, Commit, Lead, WriteError};
+use crate::members::GroupMembers;
 use crate::waiter::{LEADER, Waiter};
 
 use super::{STALL_TAG, WriteGroup, untagged};

@@ -6,8 +6,9 @@ use std::ptr;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::time::Duration;
 
-use crate::commit::{Commit, item_ref};
+use crate::commit::Commit;
 use crate::gather::Queued;
+use crate::members::item_ref;
 use crate::waiter::{COMPLETED, Waiter};
 
 use super::node::{Node, Outcome, Panic};

@@ -5,7 +5,8 @@ use std::ptr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
-use crate::commit::{ApplyMode, Commit, GroupMembers, Lead, item_mut};
+use crate::commit::{ApplyMode, Commit, Lead};
+use crate::members::{GroupMembers, item_mut};
 use crate::waiter::{COMPLETED, Waiter};
 
 use super::WriteGroup;

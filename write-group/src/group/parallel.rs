@@ -3,7 +3,8 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering::{AcqRel, Relaxed};
 
-use crate::commit::{Commit, item_mut};
+use crate::commit::Commit;
+use crate::members::item_mut;
 use crate::sync::{AtomicUsize, UnsafeCell};
 use crate::waiter::{COMPLETED, PARALLEL_CALLER, PARALLEL_WRITER, Waiter};
 
