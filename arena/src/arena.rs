@@ -171,6 +171,18 @@ pub(crate) fn alloc_failed(layout: Layout, error: AllocError) -> ! {
 impl Arena {
     /// An arena with [`DEFAULT_BLOCK_SIZE`](crate::DEFAULT_BLOCK_SIZE)
     /// blocks. It reserves nothing until its inline block is full.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{Arena, DEFAULT_BLOCK_SIZE, INLINE_BLOCK_SIZE};
+    ///
+    /// let arena = Arena::new();
+    /// assert_eq!(arena.block_size(), DEFAULT_BLOCK_SIZE);
+    /// // Only the inline block so far: no block reserved.
+    /// assert_eq!(arena.memory_allocated_bytes(), INLINE_BLOCK_SIZE);
+    /// assert_eq!(arena.stats().blocks, 0);
+    /// ```
     pub fn new() -> Self {
         Self::from_checked(ArenaOptions::new(), crate::DEFAULT_BLOCK_SIZE)
     }
@@ -182,6 +194,19 @@ impl Arena {
     /// # Panics
     /// If `block_size` is 0 or above [`MAX_BLOCK_SIZE`](crate::MAX_BLOCK_SIZE);
     /// [`ArenaOptions::build`] reports these as errors instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::Arena;
+    ///
+    /// let arena = Arena::with_block_size(64 << 10);
+    /// assert_eq!(arena.block_size(), 64 << 10);
+    /// arena.alloc([0u8; 20 << 10]); // over a quarter block: a block of its own
+    /// assert_eq!(arena.stats().irregular_blocks, 1);
+    /// // A block size of 0 panics here (`ArenaOptions::build` returns an error).
+    /// assert!(std::panic::catch_unwind(|| Arena::with_block_size(0)).is_err());
+    /// ```
     pub fn with_block_size(block_size: usize) -> Self {
         match ArenaOptions::new().with_block_size(block_size).build() {
             Ok(arena) => arena,
@@ -195,6 +220,18 @@ impl Arena {
     /// # Errors
     /// [`ConfigError`] for a block size of 0 or above
     /// [`MAX_BLOCK_SIZE`](crate::MAX_BLOCK_SIZE).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{Arena, ArenaOptions, ConfigError};
+    ///
+    /// let arena = Arena::with_options(ArenaOptions::new().with_block_size(8192))?;
+    /// assert_eq!(arena.block_size(), 8192);
+    /// let refused = Arena::with_options(ArenaOptions::new().with_block_size(0));
+    /// assert_eq!(refused.err(), Some(ConfigError::ZeroBlockSize));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn with_options(options: ArenaOptions) -> Result<Self, ConfigError> {
         let block_size = options.checked_block_size()?;
         Ok(Self::from_checked(options, block_size))
@@ -222,6 +259,15 @@ impl Arena {
     }
 
     /// The size of regular blocks, after clamping and rounding.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{Arena, MIN_BLOCK_SIZE};
+    ///
+    /// assert_eq!(Arena::with_block_size(10_001).block_size(), 10_016); // a multiple of 16
+    /// assert_eq!(Arena::with_block_size(100).block_size(), MIN_BLOCK_SIZE);
+    /// ```
     pub fn block_size(&self) -> usize {
         self.block_size
     }
@@ -249,6 +295,23 @@ impl Arena {
     /// size, [`AllocError::LimitExceeded`] when the request needs a block
     /// past the memory limit, [`AllocError::SizeOverflow`] or
     /// [`AllocError::OutOfMemory`] when the system cannot provide the block.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::alloc::Layout;
+    /// use arena::{AllocError, Arena};
+    ///
+    /// let arena = Arena::with_block_size(4096);
+    /// let ptr = arena.try_alloc_layout(Layout::from_size_align(24, 8).unwrap())?;
+    /// assert_eq!(ptr.as_ptr() as usize % 8, 0);
+    /// let too_aligned = Layout::from_size_align(64, 8192).unwrap();
+    /// assert_eq!(
+    ///     arena.try_alloc_layout(too_aligned),
+    ///     Err(AllocError::AlignmentTooLarge { align: 8192, block_size: 4096 })
+    /// );
+    /// # Ok::<(), AllocError>(())
+    /// ```
     #[inline]
     pub fn try_alloc_layout(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         if layout.align() > self.block_size {
@@ -265,6 +328,22 @@ impl Arena {
     /// # Panics
     /// On the errors of `try_alloc_layout`, except that running out of
     /// system memory calls [`std::alloc::handle_alloc_error`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::alloc::Layout;
+    /// use arena::Arena;
+    ///
+    /// let arena = Arena::new();
+    /// let ptr = arena.alloc_layout(Layout::new::<[u32; 4]>()).cast::<[u32; 4]>();
+    /// // SAFETY: fresh memory, aligned for a `[u32; 4]`, that nothing else uses.
+    /// let words = unsafe {
+    ///     ptr.write([1, 2, 3, 4]);
+    ///     ptr.as_ref()
+    /// };
+    /// assert_eq!(words.iter().sum::<u32>(), 10);
+    /// ```
     #[inline]
     pub fn alloc_layout(&self, layout: Layout) -> NonNull<u8> {
         match self.try_alloc_layout(layout) {
@@ -278,6 +357,19 @@ impl Arena {
     ///
     /// # Panics
     /// As [`alloc_layout`](Self::alloc_layout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::Arena;
+    ///
+    /// let arena = Arena::new();
+    /// let a = arena.allocate(3);
+    /// let b = arena.allocate(5);
+    /// // Carved downwards from the back of the block: `b` ends where `a` starts.
+    /// assert_eq!(b.as_ptr() as usize + 5, a.as_ptr() as usize);
+    /// assert_eq!(arena.approximate_memory_usage(), 8); // no padding
+    /// ```
     #[inline]
     pub fn allocate(&self, bytes: usize) -> NonNull<u8> {
         match Layout::from_size_align(bytes, 1) {
@@ -294,6 +386,19 @@ impl Arena {
     ///
     /// # Panics
     /// As [`alloc_layout`](Self::alloc_layout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{Arena, BLOCK_ALIGN};
+    ///
+    /// let arena = Arena::new();
+    /// let a = arena.allocate_aligned(10);
+    /// let b = arena.allocate_aligned(10);
+    /// assert_eq!(a.as_ptr() as usize % BLOCK_ALIGN, 0);
+    /// // Carved upwards from the front: `b` follows `a`, padded to 16 bytes.
+    /// assert_eq!(b.as_ptr() as usize - a.as_ptr() as usize, BLOCK_ALIGN);
+    /// ```
     #[inline]
     pub fn allocate_aligned(&self, bytes: usize) -> NonNull<u8> {
         match Layout::from_size_align(bytes, BLOCK_ALIGN) {
@@ -309,6 +414,23 @@ impl Arena {
     ///
     /// # Panics
     /// As [`alloc_layout`](Self::alloc_layout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use arena::Arena;
+    ///
+    /// let arena = Arena::new();
+    /// let counter = arena.alloc(0u32);
+    /// *counter += 5;
+    /// assert_eq!(*counter, 5);
+    /// // Values are never dropped: this clone is leaked with the arena.
+    /// let shared = Rc::new("node");
+    /// arena.alloc(Rc::clone(&shared));
+    /// drop(arena);
+    /// assert_eq!(Rc::strong_count(&shared), 2);
+    /// ```
     #[inline]
     #[allow(clippy::mut_from_ref)]
     pub fn alloc<T>(&self, value: T) -> &mut T {
@@ -322,6 +444,20 @@ impl Arena {
     ///
     /// # Errors
     /// As [`try_alloc_layout`](Self::try_alloc_layout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{AllocError, ArenaOptions, INLINE_BLOCK_SIZE};
+    ///
+    /// let arena = ArenaOptions::new().with_memory_limit(INLINE_BLOCK_SIZE).build()?;
+    /// assert_eq!(*arena.try_alloc(1u64).unwrap(), 1);
+    /// // No room for a block under the limit: the value comes back with the error.
+    /// let (value, error) = arena.try_alloc([7u8; 4000]).unwrap_err();
+    /// assert_eq!(value, [7u8; 4000]);
+    /// assert!(matches!(error, AllocError::LimitExceeded { limit: INLINE_BLOCK_SIZE, .. }));
+    /// # Ok::<(), arena::ConfigError>(())
+    /// ```
     #[inline]
     #[allow(clippy::mut_from_ref)]
     pub fn try_alloc<T>(&self, value: T) -> Result<&mut T, (T, AllocError)> {
@@ -336,6 +472,21 @@ impl Arena {
     ///
     /// # Panics
     /// As [`alloc_layout`](Self::alloc_layout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::Arena;
+    ///
+    /// let arena = Arena::new();
+    /// let mut source = vec![1u32, 2, 3];
+    /// let copy = arena.alloc_slice_copy(&source);
+    /// source[0] = 10;
+    /// copy[2] = 30;
+    /// assert_eq!(copy, &[1, 2, 30]);
+    /// assert_eq!(source, [10, 2, 3]);
+    /// assert_eq!(arena.approximate_memory_usage(), 12); // three `u32`s, no padding
+    /// ```
     #[inline]
     #[allow(clippy::mut_from_ref)]
     pub fn alloc_slice_copy<T: Copy>(&self, src: &[T]) -> &mut [T] {
@@ -348,6 +499,19 @@ impl Arena {
     ///
     /// # Panics
     /// As [`alloc_layout`](Self::alloc_layout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::Arena;
+    ///
+    /// let arena = Arena::new();
+    /// let key = arena.alloc_str("user:42");
+    /// key.make_ascii_uppercase();
+    /// assert_eq!(key, "USER:42");
+    /// // Alignment 1: taken from the back of the block, with no padding.
+    /// assert_eq!(arena.approximate_memory_usage(), "user:42".len());
+    /// ```
     #[inline]
     #[allow(clippy::mut_from_ref)]
     pub fn alloc_str(&self, src: &str) -> &mut str {
@@ -508,6 +672,23 @@ impl Arena {
     /// stay counted in [`memory_allocated_bytes`](Self::memory_allocated_bytes),
     /// as unused) and freeing the irregular ones. Allocation starts again in
     /// the inline block.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{Arena, INLINE_BLOCK_SIZE};
+    ///
+    /// let mut arena = Arena::with_block_size(4096);
+    /// arena.alloc([0u8; 3000]); // over a quarter block: an irregular block
+    /// for _ in 0..3 {
+    ///     arena.alloc([0u8; 1000]); // the third starts a regular 4 KiB block
+    /// }
+    /// arena.reset();
+    /// assert!(arena.is_in_inline_block());
+    /// // The regular block is kept, as unused; the irregular one is freed.
+    /// assert_eq!(arena.memory_allocated_bytes(), INLINE_BLOCK_SIZE + 4096);
+    /// assert_eq!(arena.approximate_memory_usage(), 0);
+    /// ```
     pub fn reset(&mut self) {
         let blocks = self.blocks.get_mut();
         blocks.irregular.clear();
@@ -523,6 +704,18 @@ impl Arena {
 
     /// Bytes of every block held, the inline block included (RocksDB's
     /// `MemoryAllocatedBytes`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{Arena, INLINE_BLOCK_SIZE};
+    ///
+    /// let arena = Arena::with_block_size(4096);
+    /// assert_eq!(arena.memory_allocated_bytes(), INLINE_BLOCK_SIZE);
+    /// arena.alloc([0u8; 2000]);
+    /// arena.alloc([0u8; 100]); // no room left inline: a 4 KiB block
+    /// assert_eq!(arena.memory_allocated_bytes(), INLINE_BLOCK_SIZE + 4096);
+    /// ```
     pub fn memory_allocated_bytes(&self) -> usize {
         self.memory_allocated.get()
     }
@@ -530,12 +723,37 @@ impl Arena {
     /// Bytes held but not handed out yet: the free part of the current block
     /// and the blocks kept by [`reset`](Self::reset) (RocksDB's
     /// `AllocatedAndUnused`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{Arena, INLINE_BLOCK_SIZE};
+    ///
+    /// let mut arena = Arena::new();
+    /// arena.alloc_str("abc");
+    /// assert_eq!(arena.allocated_and_unused(), INLINE_BLOCK_SIZE - 3);
+    /// arena.reset();
+    /// assert_eq!(arena.allocated_and_unused(), INLINE_BLOCK_SIZE);
+    /// ```
     pub fn allocated_and_unused(&self) -> usize {
         self.back.get() - self.front.get() + self.spare_bytes.get()
     }
 
     /// Bytes handed out, padding and abandoned block tails included:
     /// `memory_allocated_bytes() - allocated_and_unused()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::Arena;
+    ///
+    /// let arena = Arena::new();
+    /// arena.alloc(1u32);
+    /// arena.alloc(2u64); // after 4 bytes of padding, to align it
+    /// assert_eq!(arena.approximate_memory_usage(), 16);
+    /// let unused = arena.allocated_and_unused();
+    /// assert_eq!(arena.approximate_memory_usage(), arena.memory_allocated_bytes() - unused);
+    /// ```
     pub fn approximate_memory_usage(&self) -> usize {
         self.memory_allocated_bytes() - self.allocated_and_unused()
     }
@@ -543,11 +761,41 @@ impl Arena {
     /// Whether the arena still allocates from its inline block and holds no
     /// irregular block: true until the first block is needed, and again
     /// after [`reset`](Self::reset).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::Arena;
+    ///
+    /// let mut arena = Arena::with_block_size(4096);
+    /// arena.alloc([0u8; 1000]);
+    /// assert!(arena.is_in_inline_block());
+    /// arena.alloc([0u8; 1500]); // over a quarter block: a block of its own
+    /// assert!(!arena.is_in_inline_block());
+    /// arena.reset();
+    /// assert!(arena.is_in_inline_block());
+    /// ```
     pub fn is_in_inline_block(&self) -> bool {
         self.block_start.get().is_null() && self.blocks.borrow().irregular.is_empty()
     }
 
     /// All the accounting at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::Arena;
+    ///
+    /// let arena = Arena::with_block_size(4096);
+    /// arena.alloc([0u8; 2000]); // in the inline block
+    /// arena.alloc([0u8; 3000]); // over a quarter block: in an irregular block
+    /// arena.alloc([0u8; 500]); // in a regular block
+    /// let stats = arena.stats();
+    /// assert_eq!((stats.blocks, stats.irregular_blocks), (1, 1));
+    /// assert_eq!(stats.memory_allocated_bytes, 2048 + 4096 + 3000);
+    /// // What was asked for, and the 48 bytes left at the end of the inline block.
+    /// assert_eq!(stats.approximate_memory_usage, 2000 + 48 + 500 + 3000);
+    /// ```
     pub fn stats(&self) -> ArenaStats {
         let blocks = self.blocks.borrow();
         let allocated_and_unused = self.allocated_and_unused();

@@ -224,6 +224,17 @@ impl ConcurrentArena {
     /// An arena with [`DEFAULT_BLOCK_SIZE`](crate::DEFAULT_BLOCK_SIZE)
     /// blocks (1 MiB, so 128 KiB shard blocks). It reserves no block until
     /// its 2 KiB inline block is full.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ConcurrentArena, DEFAULT_BLOCK_SIZE, INLINE_BLOCK_SIZE};
+    ///
+    /// let arena = ConcurrentArena::new();
+    /// assert_eq!(arena.block_size(), DEFAULT_BLOCK_SIZE);
+    /// assert_eq!(arena.shard_block_size(), 128 << 10);
+    /// assert_eq!(arena.memory_allocated_bytes(), INLINE_BLOCK_SIZE); // no block yet
+    /// ```
     pub fn new() -> Self {
         Self::with_options(ArenaOptions::new()).expect("the default options are valid")
     }
@@ -235,6 +246,17 @@ impl ConcurrentArena {
     /// # Panics
     /// If `block_size` is 0 or above [`MAX_BLOCK_SIZE`](crate::MAX_BLOCK_SIZE);
     /// [`ArenaOptions::build_concurrent`] reports these as errors instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ConcurrentArena, MAX_BLOCK_SIZE};
+    ///
+    /// assert_eq!(ConcurrentArena::with_block_size(5000).block_size(), 5008);
+    /// // Sizes that `ArenaOptions::build_concurrent` refuses panic here.
+    /// let too_large = MAX_BLOCK_SIZE + 1;
+    /// assert!(std::panic::catch_unwind(|| ConcurrentArena::with_block_size(too_large)).is_err());
+    /// ```
     pub fn with_block_size(block_size: usize) -> Self {
         match ArenaOptions::new()
             .with_block_size(block_size)
@@ -248,6 +270,23 @@ impl ConcurrentArena {
     /// An arena with the default block size whose reserved memory (the
     /// inline block included) never exceeds `limit` bytes: see
     /// [`ArenaOptions::with_memory_limit`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::alloc::Layout;
+    /// use arena::ConcurrentArena;
+    ///
+    /// let arena = ConcurrentArena::with_limit(4 << 20);
+    /// let big = Layout::from_size_align(1 << 20, 16).unwrap(); // a block of its own each
+    /// let mut served = 0;
+    /// while arena.try_alloc_layout(big).is_ok() {
+    ///     served += 1;
+    /// }
+    /// // The inline block counts too: three 1 MiB blocks fit under 4 MiB, not four.
+    /// assert_eq!(served, 3);
+    /// assert!(arena.memory_allocated_bytes() <= 4 << 20);
+    /// ```
     pub fn with_limit(limit: usize) -> Self {
         Self::with_options(ArenaOptions::new().with_memory_limit(limit))
             .expect("the default block size is valid")
@@ -258,6 +297,22 @@ impl ConcurrentArena {
     /// # Errors
     /// [`ConfigError`] for a block size of 0 or above
     /// [`MAX_BLOCK_SIZE`](crate::MAX_BLOCK_SIZE).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ArenaOptions, ConcurrentArena, ConfigError, MAX_BLOCK_SIZE};
+    ///
+    /// let options = ArenaOptions::new().with_block_size(64 << 10).with_thread_cache(false);
+    /// let arena = ConcurrentArena::with_options(options)?;
+    /// assert_eq!((arena.block_size(), arena.thread_cache_run_size()), (64 << 10, 0));
+    /// let too_large = ArenaOptions::new().with_block_size(MAX_BLOCK_SIZE + 1);
+    /// assert_eq!(
+    ///     ConcurrentArena::with_options(too_large).err(),
+    ///     Some(ConfigError::BlockSizeTooLarge { requested: MAX_BLOCK_SIZE + 1 })
+    /// );
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn with_options(options: ArenaOptions) -> Result<Self, ConfigError> {
         let (eager_shards, thread_cache) = (options.eager_shards, options.thread_cache);
         let arena = Arena::with_options(options)?;
@@ -315,12 +370,33 @@ impl ConcurrentArena {
     }
 
     /// The size of the main arena's regular blocks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ArenaOptions, MIN_BLOCK_SIZE};
+    ///
+    /// let arena = ArenaOptions::new().with_block_size(1000).build_concurrent().unwrap();
+    /// assert_eq!(arena.block_size(), MIN_BLOCK_SIZE); // raised to the minimum
+    /// assert_eq!(arena.shard_block_size(), MIN_BLOCK_SIZE / 8);
+    /// ```
     pub fn block_size(&self) -> usize {
         self.inner().block_size
     }
 
     /// How many shards there are: the smallest power of two at least
     /// `max(8, available CPUs)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ConcurrentArena;
+    ///
+    /// let shards = ConcurrentArena::new().shard_count();
+    /// let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    /// assert!(shards.is_power_of_two());
+    /// assert!(shards >= 8 && shards >= cpus);
+    /// ```
     pub fn shard_count(&self) -> usize {
         self.inner().shards.len()
     }
@@ -328,12 +404,34 @@ impl ConcurrentArena {
     /// The size of the run a thread's cache takes at a time (0 when the
     /// thread cache is off): `min(32 KiB, shard_block_size / 4)`. Requests of
     /// at most an eighth of it are served from the run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ArenaOptions, ConcurrentArena};
+    ///
+    /// assert_eq!(ConcurrentArena::new().thread_cache_run_size(), 32 << 10);
+    /// // 64 KiB blocks make 8 KiB shard blocks, and runs of a quarter of that.
+    /// assert_eq!(ConcurrentArena::with_block_size(64 << 10).thread_cache_run_size(), 2 << 10);
+    /// let off = ArenaOptions::new().with_thread_cache(false).build_concurrent().unwrap();
+    /// assert_eq!(off.thread_cache_run_size(), 0);
+    /// ```
     pub fn thread_cache_run_size(&self) -> usize {
         self.inner().cache_run
     }
 
     /// The size of the slice a shard takes from the main arena:
     /// `min(128 KiB, block_size / 8)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ConcurrentArena;
+    ///
+    /// // An eighth of the block size, up to 128 KiB.
+    /// assert_eq!(ConcurrentArena::with_block_size(256 << 10).shard_block_size(), 32 << 10);
+    /// assert_eq!(ConcurrentArena::with_block_size(8 << 20).shard_block_size(), 128 << 10);
+    /// ```
     pub fn shard_block_size(&self) -> usize {
         self.inner().shard_block_size
     }
@@ -352,6 +450,23 @@ impl ConcurrentArena {
     /// size, [`AllocError::LimitExceeded`] when the request needs a block
     /// past the memory limit, [`AllocError::SizeOverflow`] or
     /// [`AllocError::OutOfMemory`] when the system cannot provide the block.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::alloc::Layout;
+    /// use arena::{AllocError, ConcurrentArena};
+    ///
+    /// let arena = ConcurrentArena::with_block_size(4096);
+    /// let ptr = arena.try_alloc_layout(Layout::new::<u64>())?.cast::<u64>();
+    /// let moved = arena; // the memory does not move with the arena
+    /// // SAFETY: fresh memory for a `u64`, still valid after the move.
+    /// unsafe { ptr.write(42) };
+    /// assert_eq!(unsafe { ptr.read() }, 42);
+    /// let error = moved.try_alloc_layout(Layout::from_size_align(8, 8192).unwrap()).unwrap_err();
+    /// assert_eq!(error, AllocError::AlignmentTooLarge { align: 8192, block_size: 4096 });
+    /// # Ok::<(), AllocError>(())
+    /// ```
     #[inline(always)]
     pub fn try_alloc_layout(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         let inner = self.inner();
@@ -366,6 +481,23 @@ impl ConcurrentArena {
     /// # Panics
     /// On the errors of `try_alloc_layout`, except that running out of
     /// system memory calls [`std::alloc::handle_alloc_error`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::alloc::Layout;
+    /// use arena::ConcurrentArena;
+    ///
+    /// let arena = ConcurrentArena::new();
+    /// let layout = Layout::from_size_align(64, 64).unwrap();
+    /// let (a, b) = std::thread::scope(|s| {
+    ///     let a = s.spawn(|| arena.alloc_layout(layout).as_ptr() as usize);
+    ///     let b = s.spawn(|| arena.alloc_layout(layout).as_ptr() as usize);
+    ///     (a.join().unwrap(), b.join().unwrap())
+    /// });
+    /// assert_eq!((a % 64, b % 64), (0, 0));
+    /// assert!(a.abs_diff(b) >= 64); // the two allocations do not overlap
+    /// ```
     #[inline(always)]
     pub fn alloc_layout(&self, layout: Layout) -> NonNull<u8> {
         let inner = self.inner();
@@ -379,6 +511,21 @@ impl ConcurrentArena {
     ///
     /// # Panics
     /// As [`alloc_layout`](Self::alloc_layout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ConcurrentArena;
+    ///
+    /// let arena = ConcurrentArena::new();
+    /// let (a, b) = std::thread::scope(|s| {
+    ///     let a = s.spawn(|| &*arena.alloc([1u64, 2]));
+    ///     let b = s.spawn(|| &*arena.alloc(3u64));
+    ///     (a.join().unwrap(), b.join().unwrap())
+    /// });
+    /// // The values outlive the threads that moved them in.
+    /// assert_eq!((a, b), (&[1, 2], &3));
+    /// ```
     #[inline]
     #[allow(clippy::mut_from_ref)]
     pub fn alloc<T>(&self, value: T) -> &mut T {
@@ -392,6 +539,21 @@ impl ConcurrentArena {
     ///
     /// # Errors
     /// As [`try_alloc_layout`](Self::try_alloc_layout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{AllocError, ConcurrentArena};
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// #[repr(align(8192))]
+    /// struct Page(u8);
+    ///
+    /// let arena = ConcurrentArena::with_block_size(4096);
+    /// let (page, error) = arena.try_alloc(Page(7)).unwrap_err();
+    /// assert_eq!(page, Page(7)); // the value comes back with the error
+    /// assert_eq!(error, AllocError::AlignmentTooLarge { align: 8192, block_size: 4096 });
+    /// ```
     #[inline]
     #[allow(clippy::mut_from_ref)]
     pub fn try_alloc<T>(&self, value: T) -> Result<&mut T, (T, AllocError)> {
@@ -406,6 +568,22 @@ impl ConcurrentArena {
     ///
     /// # Panics
     /// As [`alloc_layout`](Self::alloc_layout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ConcurrentArena;
+    ///
+    /// let arena = ConcurrentArena::new();
+    /// let key: &[u8] = std::thread::scope(|s| {
+    ///     let thread = s.spawn(|| {
+    ///         let source = b"key-7".to_vec();
+    ///         &*arena.alloc_slice_copy(&source) // `source` is freed, the copy stays
+    ///     });
+    ///     thread.join().unwrap()
+    /// });
+    /// assert_eq!(key, b"key-7");
+    /// ```
     #[inline]
     #[allow(clippy::mut_from_ref)]
     pub fn alloc_slice_copy<T: Copy>(&self, src: &[T]) -> &mut [T] {
@@ -418,6 +596,21 @@ impl ConcurrentArena {
     ///
     /// # Panics
     /// As [`alloc_layout`](Self::alloc_layout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ConcurrentArena;
+    ///
+    /// let arena = ConcurrentArena::new();
+    /// let names: [&str; 2] = std::thread::scope(|s| {
+    ///     let a = s.spawn(|| &*arena.alloc_str("alpha"));
+    ///     let b = s.spawn(|| &*arena.alloc_str("beta"));
+    ///     [a.join().unwrap(), b.join().unwrap()]
+    /// });
+    /// assert_eq!(names, ["alpha", "beta"]);
+    /// assert!(arena.approximate_memory_usage() >= "alphabeta".len());
+    /// ```
     #[inline]
     #[allow(clippy::mut_from_ref)]
     pub fn alloc_str(&self, src: &str) -> &mut str {
@@ -428,6 +621,21 @@ impl ConcurrentArena {
 
     /// Forgets every allocation: the main arena keeps its regular blocks for
     /// reuse (see [`Arena::reset`]) and the shards drop their slices.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ConcurrentArena;
+    ///
+    /// let mut arena = ConcurrentArena::with_block_size(64 << 10);
+    /// for i in 0..1000u32 {
+    ///     arena.alloc(i);
+    /// }
+    /// let held = arena.memory_allocated_bytes();
+    /// arena.reset();
+    /// assert_eq!(arena.approximate_memory_usage(), 0);
+    /// assert_eq!(arena.memory_allocated_bytes(), held); // regular blocks kept for reuse
+    /// ```
     pub fn reset(&mut self) {
         // SAFETY: `&mut self` excludes every other access to `inner`.
         let inner = unsafe { self.inner.as_mut() };
@@ -454,6 +662,17 @@ impl ConcurrentArena {
 
     /// Bytes of every block held, the inline block included. Lock-free; it
     /// only grows (until [`reset`](Self::reset)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ConcurrentArena, INLINE_BLOCK_SIZE};
+    ///
+    /// let arena = ConcurrentArena::with_block_size(64 << 10);
+    /// assert_eq!(arena.memory_allocated_bytes(), INLINE_BLOCK_SIZE);
+    /// arena.alloc_slice_copy(&[0u8; 20 << 10]); // over a quarter block: a block of its own
+    /// assert_eq!(arena.memory_allocated_bytes(), INLINE_BLOCK_SIZE + (20 << 10));
+    /// ```
     pub fn memory_allocated_bytes(&self) -> usize {
         // Relaxed: a statistic; each store is a complete value.
         self.inner().memory_allocated.load(Ordering::Relaxed)
@@ -463,6 +682,19 @@ impl ConcurrentArena {
     /// (runs held by threads' caches count as handed out). Lock-free, and so
     /// only approximate while other threads allocate (the parts are read one
     /// after another); exact when none does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ConcurrentArena, INLINE_BLOCK_SIZE};
+    ///
+    /// let arena = ConcurrentArena::new();
+    /// arena.alloc_str("abc");
+    /// // No other thread allocates, so the sum is exact.
+    /// assert_eq!(arena.allocated_and_unused(), INLINE_BLOCK_SIZE - 3);
+    /// let used = arena.approximate_memory_usage();
+    /// assert_eq!(arena.allocated_and_unused(), arena.memory_allocated_bytes() - used);
+    /// ```
     pub fn allocated_and_unused(&self) -> usize {
         let inner = self.inner();
         // Relaxed: statistics; each load is a complete value.
@@ -479,12 +711,44 @@ impl ConcurrentArena {
     /// respect to refills: it never decreases (until [`reset`](Self::reset)),
     /// never exceeds [`memory_allocated_bytes`](Self::memory_allocated_bytes),
     /// and is at least the sum of the sizes asked for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ConcurrentArena;
+    ///
+    /// let arena = ConcurrentArena::new();
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..4 {
+    ///         s.spawn(|| arena.alloc([7u64; 100]).len());
+    ///     }
+    /// });
+    /// let usage = arena.approximate_memory_usage();
+    /// assert!(usage >= 4 * 100 * 8); // at least what was asked for
+    /// assert!(usage <= arena.memory_allocated_bytes());
+    /// ```
     pub fn approximate_memory_usage(&self) -> usize {
         self.stats().approximate_memory_usage
     }
 
     /// All the accounting at once, consistent (taken under the main arena's
     /// lock; shard slices are refilled only under it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ConcurrentArena;
+    ///
+    /// let arena = ConcurrentArena::with_block_size(64 << 10);
+    /// for i in 0..10_000u32 {
+    ///     arena.alloc(i);
+    /// }
+    /// let stats = arena.stats();
+    /// let (used, unused) = (stats.approximate_memory_usage, stats.allocated_and_unused);
+    /// assert_eq!(stats.memory_allocated_bytes, used + unused);
+    /// assert!(stats.approximate_memory_usage >= 10_000 * 4);
+    /// assert!(stats.thread_cache_refills > 0); // small requests were served from runs
+    /// ```
     pub fn stats(&self) -> ArenaStats {
         let inner = self.inner();
         let main = inner.main.lock();

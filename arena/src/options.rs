@@ -8,31 +8,105 @@ use crate::{Arena, BlockPool, ConcurrentArena};
 /// Bytes of the block that lives inside the arena value itself (RocksDB's
 /// `kInlineSize`): the first allocations use it, so an arena that stays small
 /// reserves no block at all.
+///
+/// # Examples
+///
+/// ```
+/// use arena::{Arena, INLINE_BLOCK_SIZE};
+///
+/// let arena = Arena::new();
+/// arena.alloc([0u8; INLINE_BLOCK_SIZE]); // fills the inline block exactly
+/// assert!(arena.is_in_inline_block());
+/// assert_eq!(arena.memory_allocated_bytes(), INLINE_BLOCK_SIZE);
+/// ```
 pub const INLINE_BLOCK_SIZE: usize = 2048;
 
 /// Smallest block size; smaller requests are raised to it (RocksDB's
 /// `kMinBlockSize`).
+///
+/// # Examples
+///
+/// ```
+/// use arena::{ArenaOptions, MIN_BLOCK_SIZE};
+///
+/// let arena = ArenaOptions::new().with_block_size(1).build_concurrent().unwrap();
+/// assert_eq!(arena.block_size(), MIN_BLOCK_SIZE);
+/// ```
 pub const MIN_BLOCK_SIZE: usize = 4096;
 
 /// Largest block size accepted: 2 GiB (RocksDB's `kMaxBlockSize`), 1 GiB on
 /// 32-bit targets.
+///
+/// # Examples
+///
+/// ```
+/// use arena::{ArenaOptions, ConfigError, MAX_BLOCK_SIZE};
+///
+/// let largest = ArenaOptions::new().with_block_size(MAX_BLOCK_SIZE).build().unwrap();
+/// assert_eq!(largest.block_size(), MAX_BLOCK_SIZE); // no block reserved yet
+/// let refused = ArenaOptions::new().with_block_size(MAX_BLOCK_SIZE + 1).build().unwrap_err();
+/// assert_eq!(refused, ConfigError::BlockSizeTooLarge { requested: MAX_BLOCK_SIZE + 1 });
+/// ```
 pub const MAX_BLOCK_SIZE: usize = if usize::BITS >= 64 { 1 << 31 } else { 1 << 30 };
 
 /// Block sizes are rounded up to a multiple of this, and every block starts
 /// at an address aligned to it (`alignof(max_align_t)` on x86-64).
+///
+/// # Examples
+///
+/// ```
+/// use arena::{Arena, BLOCK_ALIGN};
+///
+/// let arena = Arena::with_block_size(4100);
+/// assert_eq!(arena.block_size(), 4112); // rounded up to a multiple of BLOCK_ALIGN
+/// let bytes = arena.alloc_slice_copy(&[1u8; 3001]); // over a quarter block: a block of its own
+/// assert_eq!(bytes.as_ptr() as usize % BLOCK_ALIGN, 0);
+/// ```
 pub const BLOCK_ALIGN: usize = 16;
 
 /// Block size of [`Arena::new`] and [`ConcurrentArena::new`]: 1 MiB, the
 /// size RocksDB gives the arena of a 64 MiB memtable. It makes the shard
 /// blocks of a [`ConcurrentArena`] 128 KiB, the most they can be.
+///
+/// # Examples
+///
+/// ```
+/// use arena::{Arena, ConcurrentArena, DEFAULT_BLOCK_SIZE, MAX_SHARD_BLOCK_SIZE};
+///
+/// assert_eq!(Arena::new().block_size(), DEFAULT_BLOCK_SIZE);
+/// let arena = ConcurrentArena::new();
+/// assert_eq!(arena.block_size(), DEFAULT_BLOCK_SIZE);
+/// assert_eq!(arena.shard_block_size(), MAX_SHARD_BLOCK_SIZE);
+/// ```
 pub const DEFAULT_BLOCK_SIZE: usize = 1 << 20;
 
 /// Largest shard block of a [`ConcurrentArena`] (RocksDB PR #4147): larger
 /// per-CPU caches held so much memory that memtables flushed early.
+///
+/// # Examples
+///
+/// ```
+/// use arena::{ConcurrentArena, MAX_SHARD_BLOCK_SIZE};
+///
+/// let arena = ConcurrentArena::with_block_size(64 << 20);
+/// assert_eq!(arena.shard_block_size(), MAX_SHARD_BLOCK_SIZE); // not 64 MiB / 8
+/// ```
 pub const MAX_SHARD_BLOCK_SIZE: usize = 128 << 10;
 
 /// Largest run a thread of a [`ConcurrentArena`] caches (see
 /// [`ArenaOptions::with_thread_cache`]).
+///
+/// # Examples
+///
+/// ```
+/// use arena::{ConcurrentArena, MAX_THREAD_CACHE_RUN};
+///
+/// assert_eq!(ConcurrentArena::new().thread_cache_run_size(), MAX_THREAD_CACHE_RUN);
+/// for block_size in [4096, 64 << 10, 64 << 20] {
+///     let arena = ConcurrentArena::with_block_size(block_size);
+///     assert!(arena.thread_cache_run_size() <= MAX_THREAD_CACHE_RUN);
+/// }
+/// ```
 pub const MAX_THREAD_CACHE_RUN: usize = 32 << 10;
 
 /// Where an arena's blocks come from.
@@ -46,6 +120,20 @@ pub const MAX_THREAD_CACHE_RUN: usize = 32 << 10;
 ///
 /// The mapping is Linux's: on other systems (and under miri) every block
 /// comes from the global allocator, whatever the mode.
+///
+/// # Examples
+///
+/// ```
+/// use arena::{ArenaOptions, HugePages};
+///
+/// assert_eq!(HugePages::default(), HugePages::Off);
+/// let options = ArenaOptions::new().with_block_size(4096).with_huge_pages(HugePages::Explicit);
+/// let arena = options.build().unwrap();
+/// arena.alloc([0u8; 3000]); // over a quarter block: one block reserved
+/// let stats = arena.stats();
+/// // Huge pages where the system has some reserved, a counted fallback elsewhere.
+/// assert_eq!(stats.huge_page_blocks + stats.huge_page_fallbacks, 1);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum HugePages {
@@ -126,6 +214,17 @@ impl Default for ArenaOptions {
 impl ArenaOptions {
     /// The defaults: [`DEFAULT_BLOCK_SIZE`], no memory limit, no huge pages,
     /// no prefaulting, shards used once contention is seen, no block pool.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ArenaOptions, DEFAULT_BLOCK_SIZE};
+    ///
+    /// const MEMTABLE: ArenaOptions = ArenaOptions::new().with_block_size(64 << 10);
+    /// assert_eq!(ArenaOptions::new(), ArenaOptions::default());
+    /// assert_eq!(ArenaOptions::new().build().unwrap().block_size(), DEFAULT_BLOCK_SIZE);
+    /// assert_eq!(MEMTABLE.build_concurrent().unwrap().block_size(), 64 << 10);
+    /// ```
     #[must_use]
     pub const fn new() -> Self {
         Self {
@@ -143,6 +242,20 @@ impl ArenaOptions {
     /// raised to it and every value is rounded up to a multiple of
     /// [`BLOCK_ALIGN`]; 0 and values above [`MAX_BLOCK_SIZE`] make the
     /// build fail with a [`ConfigError`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ArenaOptions, ConfigError, MIN_BLOCK_SIZE};
+    ///
+    /// let raised = ArenaOptions::new().with_block_size(100).build()?;
+    /// assert_eq!(raised.block_size(), MIN_BLOCK_SIZE);
+    /// let rounded = ArenaOptions::new().with_block_size(5000).build()?;
+    /// assert_eq!(rounded.block_size(), 5008);
+    /// let zero = ArenaOptions::new().with_block_size(0).build();
+    /// assert_eq!(zero.err(), Some(ConfigError::ZeroBlockSize));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     #[must_use]
     pub const fn with_block_size(mut self, bytes: usize) -> Self {
         self.block_size = bytes;
@@ -153,6 +266,22 @@ impl ArenaOptions {
     /// (the inline block included): a request that would need a block taking
     /// the total past `bytes` fails with [`AllocError::LimitExceeded`], while
     /// requests that fit in blocks already reserved still succeed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ArenaOptions;
+    ///
+    /// let options = ArenaOptions::new().with_block_size(4096).with_memory_limit(8192);
+    /// let arena = options.build().unwrap();
+    /// let mut served = 0;
+    /// while arena.try_alloc([0u8; 1000]).is_ok() {
+    ///     served += 1;
+    /// }
+    /// assert_eq!(served, 6); // 2 in the inline block, 4 in one block: a second would pass 8 KiB
+    /// assert!(arena.memory_allocated_bytes() <= 8192);
+    /// assert!(arena.try_alloc([0u8; 50]).is_ok()); // still fits in the current block
+    /// ```
     #[must_use]
     pub const fn with_memory_limit(mut self, bytes: usize) -> Self {
         self.memory_limit = Some(bytes);
@@ -160,6 +289,18 @@ impl ArenaOptions {
     }
 
     /// Where blocks come from; see [`HugePages`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ArenaOptions, HugePages};
+    ///
+    /// let options = ArenaOptions::new().with_block_size(64 << 10);
+    /// let arena = options.with_huge_pages(HugePages::Transparent).build().unwrap();
+    /// arena.alloc([0u8; 20 << 10]); // over a quarter block: a 20 KiB block
+    /// // Blocks under 2 MiB come from the global allocator, whatever the system.
+    /// assert_eq!(arena.stats().transparent_huge_page_blocks, 0);
+    /// ```
     #[must_use]
     pub const fn with_huge_pages(mut self, huge_pages: HugePages) -> Self {
         self.huge_pages = huge_pages;
@@ -170,6 +311,21 @@ impl ArenaOptions {
     /// blocks, a write to each page otherwise), so that page faults are
     /// taken in one batch there and not one by one on the allocation path,
     /// where a first touch of a fresh page costs far more than a bump.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ArenaOptions;
+    ///
+    /// let options = ArenaOptions::new().with_block_size(64 << 10);
+    /// let plain = options.build().unwrap();
+    /// let prefaulted = options.with_prefault(true).build().unwrap();
+    /// for arena in [&plain, &prefaulted] {
+    ///     arena.alloc([1u8; 3000]); // past the inline block
+    /// }
+    /// // Prefaulting changes when pages are faulted in, not what is reserved.
+    /// assert_eq!(prefaulted.stats(), plain.stats());
+    /// ```
     #[must_use]
     pub const fn with_prefault(mut self, prefault: bool) -> Self {
         self.prefault = prefault;
@@ -180,6 +336,20 @@ impl ArenaOptions {
     /// its first allocation, instead of only after it has found the main
     /// arena locked. For arenas known to be written by many threads at once
     /// (the loom models use it to reach the shards deterministically).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ArenaOptions;
+    ///
+    /// let arena = ArenaOptions::new().with_eager_shards(true).build_concurrent().unwrap();
+    /// for i in 0..1000u64 {
+    ///     arena.alloc(i); // past the inline block
+    /// }
+    /// // With no contention at all, the thread still went to a shard, which took
+    /// // slices of the main arena.
+    /// assert!(arena.stats().shard_refills > 0);
+    /// ```
     #[must_use]
     pub const fn with_eager_shards(mut self, eager: bool) -> Self {
         self.eager_shards = eager;
@@ -192,6 +362,21 @@ impl ArenaOptions {
     /// lock as in RocksDB, which costs an atomic read-modify-write per
     /// allocation; on, the lock is taken once per run, and up to one run per
     /// thread is held aside, counted as used.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::ArenaOptions;
+    ///
+    /// let on = ArenaOptions::new().build_concurrent().unwrap();
+    /// let off = ArenaOptions::new().with_thread_cache(false).build_concurrent().unwrap();
+    /// for i in 0..1000u64 {
+    ///     on.alloc(i);
+    ///     off.alloc(i);
+    /// }
+    /// assert!(on.stats().thread_cache_refills > 0);
+    /// assert_eq!(off.stats().thread_cache_refills, 0); // every allocation took a lock
+    /// ```
     #[must_use]
     pub const fn with_thread_cache(mut self, enabled: bool) -> Self {
         self.thread_cache = enabled;
@@ -232,6 +417,19 @@ impl ArenaOptions {
     ///
     /// # Errors
     /// [`ConfigError`] for a block size of 0 or above [`MAX_BLOCK_SIZE`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ArenaOptions, ConfigError};
+    ///
+    /// let options = ArenaOptions::new().with_block_size(64 << 10);
+    /// let (first, second) = (options.build()?, options.build()?); // the options stay reusable
+    /// assert_eq!((first.block_size(), second.block_size()), (64 << 10, 64 << 10));
+    /// let zero = ArenaOptions::new().with_block_size(0).build();
+    /// assert_eq!(zero.err(), Some(ConfigError::ZeroBlockSize));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn build(&self) -> Result<Arena, ConfigError> {
         Arena::with_options(self.clone())
     }
@@ -240,12 +438,38 @@ impl ArenaOptions {
     ///
     /// # Errors
     /// [`ConfigError`] for a block size of 0 or above [`MAX_BLOCK_SIZE`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use arena::{ArenaOptions, ConfigError, MAX_BLOCK_SIZE};
+    ///
+    /// let arena = ArenaOptions::new().with_block_size(256 << 10).build_concurrent()?;
+    /// let sum: u32 = std::thread::scope(|s| {
+    ///     let other = s.spawn(|| *arena.alloc(1u32));
+    ///     *arena.alloc(2u32) + other.join().unwrap()
+    /// });
+    /// assert_eq!(sum, 3);
+    /// let too_large = ArenaOptions::new().with_block_size(MAX_BLOCK_SIZE + 1).build_concurrent();
+    /// assert!(matches!(too_large, Err(ConfigError::BlockSizeTooLarge { .. })));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn build_concurrent(&self) -> Result<ConcurrentArena, ConfigError> {
         ConcurrentArena::with_options(self.clone())
     }
 }
 
 /// Why [`ArenaOptions`] were refused.
+///
+/// # Examples
+///
+/// ```
+/// use arena::{ArenaOptions, ConfigError};
+///
+/// let error = ArenaOptions::new().with_block_size(0).build().unwrap_err();
+/// assert_eq!(error, ConfigError::ZeroBlockSize);
+/// assert_eq!(error.to_string(), "arena block size is 0");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ConfigError {
@@ -273,6 +497,21 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Why an allocation failed.
+///
+/// # Examples
+///
+/// ```
+/// use arena::{AllocError, ArenaOptions, INLINE_BLOCK_SIZE};
+///
+/// let options = ArenaOptions::new().with_block_size(4096).with_memory_limit(INLINE_BLOCK_SIZE);
+/// let arena = options.build().unwrap();
+/// let (_, error) = arena.try_alloc([0u8; 3000]).unwrap_err();
+/// assert_eq!(error, AllocError::LimitExceeded { limit: 2048, allocated: 2048, block: 3000 });
+/// assert_eq!(
+///     error.to_string(),
+///     "arena memory limit of 2048 bytes exceeded: 2048 reserved, a new block of 3000 needed"
+/// );
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum AllocError {
@@ -344,6 +583,20 @@ impl std::error::Error for AllocError {}
 /// the fields agree with each other:
 /// `memory_allocated_bytes == approximate_memory_usage + allocated_and_unused`,
 /// and usage is at least the bytes asked for.
+///
+/// # Examples
+///
+/// ```
+/// use arena::ConcurrentArena;
+///
+/// let arena = ConcurrentArena::new();
+/// arena.alloc_slice_copy(&[0u8; 100 << 10]); // past the inline block: a 1 MiB block
+/// let stats = arena.stats();
+/// assert_eq!((stats.blocks, stats.irregular_blocks), (1, 0));
+/// let (used, unused) = (stats.approximate_memory_usage, stats.allocated_and_unused);
+/// assert_eq!(stats.memory_allocated_bytes, used + unused);
+/// assert!(stats.approximate_memory_usage >= 100 << 10);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct ArenaStats {

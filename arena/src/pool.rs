@@ -104,7 +104,18 @@ impl BlockPool {
     ///
     /// # Examples
     ///
-    /// See [`BlockPool`].
+    /// ```
+    /// use arena::{ArenaOptions, BlockPool};
+    ///
+    /// let pool = BlockPool::new(100 << 10); // room for one 64 KiB block, not two
+    /// let options = ArenaOptions::new().with_block_size(64 << 10).with_block_pool(&pool);
+    /// let (a, b) = (options.build().unwrap(), options.build().unwrap());
+    /// a.alloc_slice_copy(&[1u8; 4000]); // past the inline block: one 64 KiB block each
+    /// b.alloc_slice_copy(&[2u8; 4000]);
+    /// assert_eq!(pool.held_bytes(), 0); // the arenas hold their blocks
+    /// drop((a, b));
+    /// assert_eq!(pool.held_bytes(), 64 << 10); // the second block passed the capacity
+    /// ```
     pub fn held_bytes(&self) -> usize {
         self.held().bytes
     }
