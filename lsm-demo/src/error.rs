@@ -253,6 +253,27 @@ impl std::error::Error for Error {
 }
 
 /// The engine's result type.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, ErrorKind, MAX_KEY_LEN, Result};
+///
+/// fn rename(db: &DB, from: &[u8], to: &[u8]) -> Result<()> {
+///     let value = db.get(from)?.unwrap_or_default();
+///     db.put(to, value)?;
+///     db.delete(from)
+/// }
+///
+/// let db = DB::open_default(dir.path())?;
+/// db.put(b"old", b"v")?;
+/// rename(&db, b"old", b"new")?;
+/// assert_eq!(db.get(b"new")?.as_deref(), Some(&b"v"[..]));
+/// let err = rename(&db, b"new", &vec![0; MAX_KEY_LEN + 1]).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+/// # Ok::<(), lsm_demo::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]

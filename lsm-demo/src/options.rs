@@ -16,8 +16,32 @@ pub use slice_transform::SliceTransform;
 
 /// Largest key the engine accepts (bytes). Longer keys get
 /// [`Error::InvalidArgument`].
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, Error, MAX_KEY_LEN};
+///
+/// let db = DB::open_default(dir.path()).unwrap();
+/// db.put(vec![b'k'; MAX_KEY_LEN], b"v").unwrap(); // the longest key
+/// let longer = db.put(vec![b'k'; MAX_KEY_LEN + 1], b"v");
+/// assert!(matches!(longer, Err(Error::InvalidArgument(_))));
+/// ```
 pub const MAX_KEY_LEN: usize = 1 << 20;
 /// Largest value the engine accepts (bytes).
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, Error, MAX_VALUE_LEN};
+///
+/// let db = DB::open_default(dir.path()).unwrap();
+/// let longer = db.put(b"k", vec![0; MAX_VALUE_LEN + 1]);
+/// assert!(matches!(longer, Err(Error::InvalidArgument(_))));
+/// assert_eq!(db.get(b"k").unwrap(), None); // nothing was written
+/// ```
 pub const MAX_VALUE_LEN: usize = 64 << 20;
 
 /// Which memtable representation takes writes.

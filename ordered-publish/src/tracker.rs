@@ -339,7 +339,26 @@ impl Tracker {
     ///
     /// # Examples
     ///
-    /// See [`wait_published_or`](Self::wait_published_or).
+    /// A waiter asleep until the position moves, or until it is cancelled
+    /// (see also [`wait_published_or`](Self::wait_published_or)):
+    ///
+    /// ```
+    /// use ordered_publish::Tracker;
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::time::Duration;
+    ///
+    /// let written = Tracker::new(0, 8);
+    /// let cancelled = AtomicBool::new(false);
+    /// let stop = || cancelled.load(Ordering::Acquire);
+    /// std::thread::scope(|s| {
+    ///     let waiter = s.spawn(|| written.wait_published_or(1, stop));
+    ///     std::thread::sleep(Duration::from_millis(10)); // time for it to fall asleep
+    ///     cancelled.store(true, Ordering::Release);
+    ///     written.wake_waiters(); // a waiter asleep looks again only when woken
+    ///     assert!(!waiter.join().unwrap()); // woken, and cancelled
+    /// });
+    /// assert_eq!(written.published(), 0);
+    /// ```
     pub fn wake_waiters(&self) {
         // SeqCst fence: see `wait_until`.
         fence(SeqCst);

@@ -456,7 +456,24 @@ impl SharedFile {
     ///
     /// # Examples
     ///
-    /// See [`set_size`](Self::set_size).
+    /// A header, a round of shared writes, then a trailer (see also
+    /// [`set_size`](Self::set_size)):
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("log");
+    /// let shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
+    /// // SAFETY: no writer has started: the owner is alone.
+    /// unsafe { shared.append(b"head") }.unwrap();
+    /// // SAFETY: one writer, on bytes past the header, and no append meanwhile.
+    /// unsafe { shared.write_at(4, b"body") }.unwrap();
+    /// shared.set_size(8);
+    /// // SAFETY: the writer is done.
+    /// unsafe { shared.append(b"tail") }.unwrap();
+    /// assert_eq!(shared.size(), 12);
+    /// drop(shared);
+    /// assert_eq!(std::fs::read(&path).unwrap(), b"headbodytail");
+    /// ```
     pub unsafe fn append(&self, data: &[u8]) -> io::Result<()> {
         let at = self.known_size()?;
         // SAFETY: the caller holds every other writer off.
@@ -487,7 +504,23 @@ impl SharedFile {
     ///
     /// # Examples
     ///
-    /// See [`SharedFile`].
+    /// A mapped file is grown ahead of its writes; the sync cuts it back
+    /// (see also [`SharedFile`]):
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("log");
+    /// # #[cfg(target_os = "linux")] {
+    /// let shared = shared_log_file::SharedFile::create_mapped(&path).unwrap();
+    /// // SAFETY: one writer, and no append or sync meanwhile.
+    /// unsafe { shared.write_at(0, b"record") }.unwrap();
+    /// assert!(std::fs::metadata(&path).unwrap().len() >= 1 << 20); // zeros after it
+    /// shared.set_size(6);
+    /// // SAFETY: the writer is done, and nobody writes while it syncs.
+    /// unsafe { shared.sync() }.unwrap();
+    /// assert_eq!(std::fs::read(&path).unwrap(), b"record");
+    /// # }
+    /// ```
     pub unsafe fn sync(&self) -> io::Result<()> {
         {
             let _guard = self.grow.lock().unwrap_or_else(PoisonError::into_inner);
@@ -539,7 +572,19 @@ impl SharedFile {
     ///
     /// # Examples
     ///
-    /// See [`positional`](Self::positional).
+    /// See also [`positional`](Self::positional).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use shared_log_file::SharedFile;
+    ///
+    /// let positional = SharedFile::create_positional(dir.path().join("a")).unwrap();
+    /// assert!(positional.is_positional());
+    /// # #[cfg(target_os = "linux")] {
+    /// let mapped = SharedFile::create_mapped(dir.path().join("b")).unwrap();
+    /// assert!(!mapped.is_positional());
+    /// # }
+    /// ```
     pub fn is_positional(&self) -> bool {
         matches!(self.backing, Backing::Positional(_))
     }
@@ -553,7 +598,23 @@ impl SharedFile {
     ///
     /// # Examples
     ///
-    /// See [`grow_to`](Self::grow_to).
+    /// See also [`grow_to`](Self::grow_to).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use shared_log_file::SharedFile;
+    ///
+    /// let positional = SharedFile::create_positional(dir.path().join("a")).unwrap();
+    /// assert_eq!(positional.grown(), u64::MAX);
+    /// # #[cfg(target_os = "linux")] {
+    /// let mapped = SharedFile::create_mapped(dir.path().join("b")).unwrap();
+    /// let grown = mapped.grown(); // the first growth, made by `create_mapped`
+    /// assert!(grown > 0);
+    /// // SAFETY: one writer, and no append or sync meanwhile.
+    /// unsafe { mapped.write_at(grown, b"past it") }.unwrap(); // grows the file first
+    /// assert!(mapped.grown() > grown);
+    /// # }
+    /// ```
     pub fn grown(&self) -> u64 {
         self.grown.load(Ordering::Acquire)
     }

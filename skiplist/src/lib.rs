@@ -151,6 +151,18 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The longest entry a node can hold, in bytes.
+///
+/// # Examples
+///
+/// ```
+/// use inline_skiplist::{BytewiseComparator, MAX_KEY_LEN, SkipList};
+///
+/// assert_eq!(MAX_KEY_LEN, u32::MAX as usize); // a node's 4-byte length
+/// let list = SkipList::new(BytewiseComparator);
+/// let long = vec![7u8; 1 << 20]; // far below the limit
+/// assert!(list.insert(&long));
+/// assert_eq!(list.cursor().key(), &long[..]); // a fresh cursor is on the first entry
+/// ```
 pub const MAX_KEY_LEN: usize = node::MAX_KEY_LEN;
 
 /// A concurrent insert-only skiplist of byte strings stored in an arena.

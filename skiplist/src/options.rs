@@ -6,13 +6,47 @@ use crate::Comparator;
 use crate::node;
 
 /// The tallest node tower by default; RocksDB's value.
+///
+/// # Examples
+///
+/// ```
+/// use inline_skiplist::{MAX_HEIGHT, SkipListOptions};
+///
+/// let default = SkipListOptions::default();
+/// assert_eq!(SkipListOptions::new().with_max_height(MAX_HEIGHT), default);
+/// assert_ne!(SkipListOptions::new().with_max_height(MAX_HEIGHT + 1), default);
+/// ```
 pub const MAX_HEIGHT: usize = 12;
 
 /// By default, each level holds about one node in this many of the level
 /// below; RocksDB's value.
+///
+/// # Examples
+///
+/// ```
+/// use inline_skiplist::{BRANCHING, SkipListOptions};
+///
+/// let default = SkipListOptions::default();
+/// assert_eq!(SkipListOptions::new().with_branching(BRANCHING), default);
+/// assert_ne!(SkipListOptions::new().with_branching(2), default);
+/// ```
 pub const BRANCHING: usize = 4;
 
 /// The tallest tower [`SkipListOptions::with_max_height`] accepts.
+///
+/// # Examples
+///
+/// ```
+/// use arena::ConcurrentArena;
+/// use inline_skiplist::{BytewiseComparator, MAX_HEIGHT_LIMIT, SkipList, SkipListOptions};
+///
+/// let build = |levels| {
+///     let options = SkipListOptions::new().with_max_height(levels);
+///     SkipList::with_options(BytewiseComparator, ConcurrentArena::new(), options)
+/// };
+/// assert!(build(MAX_HEIGHT_LIMIT).insert(b"k"));
+/// assert!(std::panic::catch_unwind(|| build(MAX_HEIGHT_LIMIT + 1)).is_err()); // too tall
+/// ```
 pub const MAX_HEIGHT_LIMIT: usize = node::HEIGHT_LIMIT;
 
 /// The shape of a list's towers: its tallest tower and its branching factor.

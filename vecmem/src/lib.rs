@@ -132,6 +132,27 @@ use sync::{
 
 /// Vectors at least this long are sorted with rayon; shorter ones on the
 /// calling thread. See [`VecMem::with_parallel_sort_threshold`].
+///
+/// # Examples
+///
+/// A memtable this long is sorted on rayon's pool, into the same order:
+///
+/// ```
+/// use vecmem::{BytewiseComparator, DEFAULT_PARALLEL_SORT_THRESHOLD, VecMem};
+/// let n = DEFAULT_PARALLEL_SORT_THRESHOLD as u32;
+/// let mem = VecMem::new(BytewiseComparator);
+/// for i in (0..n).rev() {
+///     mem.insert(&i.to_be_bytes());
+/// }
+/// mem.mark_read_only();
+/// let mut cursor = mem.cursor();
+/// cursor.seek_to_first();
+/// for i in 0..n {
+///     assert_eq!(cursor.key(), i.to_be_bytes());
+///     cursor.next();
+/// }
+/// assert!(!cursor.valid());
+/// ```
 pub const DEFAULT_PARALLEL_SORT_THRESHOLD: usize = 1 << 14;
 
 /// A vector memtable: append concurrently, sort once, read in order.

@@ -120,12 +120,37 @@ impl<'a, C: Comparator> Writer<'a, C> {
     }
 
     /// Entries in this batch, not yet published.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// let mut writer = mem.writer();
+    /// writer.insert(b"a");
+    /// writer.insert(b"b");
+    /// assert_eq!(writer.len(), 2);
+    /// assert_eq!(mem.len(), 0); // not published yet
+    /// writer.finish();
+    /// assert_eq!(mem.len(), 2);
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         usize::from(self.first.is_some()) + self.rest.len()
     }
 
     /// Whether this batch holds no entry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use vecmem::{BytewiseComparator, VecMem};
+    /// let mem = VecMem::new(BytewiseComparator);
+    /// let mut writer = mem.writer();
+    /// assert!(writer.is_empty());
+    /// writer.insert(b"k");
+    /// assert!(!writer.is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.first.is_none()

@@ -289,6 +289,20 @@ impl<D: DBAccess> std::fmt::Debug for DBIteratorWithThreadMode<'_, D> {
 }
 
 /// The items of a [`DBIterator`].
+///
+/// # Examples
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use lsm_demo::{DB, IteratorMode, KvPair};
+///
+/// let db = DB::open_default(dir.path()).unwrap();
+/// db.put(b"k", b"v").unwrap();
+/// let mut it = db.iterator(IteratorMode::Start);
+/// let (key, value): KvPair = it.next().unwrap().unwrap();
+/// assert_eq!((&*key, &*value), (&b"k"[..], &b"v"[..]));
+/// assert!(it.next().is_none());
+/// ```
 pub type KvPair = (Box<[u8]>, Box<[u8]>);
 
 impl<'a, D: DBAccess> DBIteratorWithThreadMode<'a, D> {
