@@ -137,7 +137,7 @@ impl ConcurrentArena {
 
     /// An arena with blocks of `block_size` bytes, raised to
     /// [`MIN_BLOCK_SIZE`](crate::MIN_BLOCK_SIZE) and rounded up to a multiple
-    /// of [`BLOCK_ALIGN`].
+    /// of [`BLOCK_ALIGN`](crate::BLOCK_ALIGN).
     ///
     /// # Panics
     /// If `block_size` is 0 or above [`MAX_BLOCK_SIZE`](crate::MAX_BLOCK_SIZE);

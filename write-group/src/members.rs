@@ -8,7 +8,7 @@ use std::ptr;
 
 use crate::waiter::Waiter;
 
-/// The members of a group, as [`Commit::lead`] sees them: every member's
+/// The members of a group, as [`Commit::lead`](crate::Commit::lead) sees them: every member's
 /// item, leader first, in enqueue order, mutably.
 ///
 /// # Examples
@@ -161,7 +161,7 @@ impl<'g, T> GroupMembers<'g, T> {
         self.len == 0
     }
 
-    /// The sum of the members' [`Commit::size`].
+    /// The sum of the members' [`Commit::size`](crate::Commit::size).
     ///
     /// # Examples
     ///
