@@ -8,9 +8,9 @@ CRATE.json is rustdoc's JSON output for one crate (`cargo +nightly rustdoc
 `missing_doc_code_examples` lint checks functions and types but not their
 methods, nor constants; this walks what a user can reach instead: every
 item of a public module or re-export, and the methods and associated
-constants of the inherent impls of its types. Trait methods, fields and
-variants are left out (the trait's or the type's example covers them), as
-is whatever carries `#[doc(hidden)]`.
+constants of the inherent impls of its types, and the methods of its
+traits. Associated types, fields and variants are left out (the trait's or
+the type's example covers them), as is whatever carries `#[doc(hidden)]`.
 
 Prints one path per item without a code block in its docs and exits 1 if
 there is any.
@@ -62,6 +62,11 @@ def main(path):
             return
         if kind in CHECKED_KINDS:
             check(item, name)
+        if kind == "trait":
+            for member_id in inner["items"]:
+                member = index[str(member_id)]
+                if "function" in member["inner"] and not hidden(member):
+                    check(member, f"{name}::{member.get('name')}")
         if kind not in ("struct", "enum", "union"):
             return
         for impl_id in inner.get("impls", []):

@@ -57,6 +57,19 @@ pub trait PositionedFile: Send + Sync + fmt::Debug {
     /// # Errors
     ///
     /// Where the write fails; part of `data` may be written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use shared_log_file::PositionedFile;
+    ///
+    /// let path = dir.path().join("log");
+    /// let file = std::fs::File::create(&path).unwrap();
+    /// PositionedFile::write_all_at(&file, b"cd", 2).unwrap(); // past the end: extends
+    /// PositionedFile::write_all_at(&file, b"ab", 0).unwrap(); // any order
+    /// assert_eq!(std::fs::read(&path).unwrap(), b"abcd");
+    /// ```
     fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()>;
 
     /// Cuts or extends the file to `len` bytes.
@@ -64,6 +77,21 @@ pub trait PositionedFile: Send + Sync + fmt::Debug {
     /// # Errors
     ///
     /// Where the file cannot be resized.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use shared_log_file::PositionedFile;
+    ///
+    /// let path = dir.path().join("log");
+    /// let file = std::fs::File::create(&path).unwrap();
+    /// PositionedFile::write_all_at(&file, b"record", 0).unwrap();
+    /// PositionedFile::set_len(&file, 3).unwrap(); // cuts
+    /// assert_eq!(std::fs::read(&path).unwrap(), b"rec");
+    /// PositionedFile::set_len(&file, 5).unwrap(); // extends with zeros
+    /// assert_eq!(std::fs::read(&path).unwrap(), b"rec\0\0");
+    /// ```
     fn set_len(&self, len: u64) -> io::Result<()>;
 
     /// Makes the file's data durable (`fdatasync`).
@@ -72,6 +100,19 @@ pub trait PositionedFile: Send + Sync + fmt::Debug {
     ///
     /// Where the sync fails: what was written since the last sync may be
     /// lost.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use shared_log_file::PositionedFile;
+    ///
+    /// let path = dir.path().join("log");
+    /// let file = std::fs::File::create(&path).unwrap();
+    /// PositionedFile::write_all_at(&file, b"record", 0).unwrap();
+    /// PositionedFile::sync_data(&file).unwrap(); // on the disk now, not only in the cache
+    /// assert_eq!(std::fs::read(&path).unwrap(), b"record");
+    /// ```
     fn sync_data(&self) -> io::Result<()>;
 }
 

@@ -211,6 +211,27 @@ pub trait Commit<T> {
     /// ([`Options::max_group_bytes`](crate::Options::max_group_bytes)).
     /// Called once per write on the submitter's thread. Default: 0 (only the
     /// member cap limits groups).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// /// Counts a record's bytes; the leader sees the group's sum.
+    /// struct Log;
+    /// impl Commit<Vec<u8>> for Log {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn size(&self, record: &Vec<u8>) -> usize {
+    ///         record.len()
+    ///     }
+    ///     fn lead(&self, group: &mut GroupMembers<'_, Vec<u8>>) -> Result<Lead<()>, ()> {
+    ///         assert_eq!(group.bytes(), group.iter().map(Vec::len).sum::<usize>());
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// assert_eq!(WriteGroup::default().write(&Log, vec![1; 10]), Ok(vec![1; 10]));
+    /// ```
     #[inline]
     fn size(&self, item: &T) -> usize {
         let _ = item;
@@ -221,6 +242,30 @@ pub trait Commit<T> {
     /// [`WriteError::Stalled`](crate::WriteError::Stalled) instead of waiting
     /// while the group is stalled. Called once per write on the submitter's
     /// thread. Default: false.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteError, WriteGroup};
+    ///
+    /// /// Writes whose item is `true` would rather fail than wait.
+    /// struct Log;
+    /// impl Commit<bool> for Log {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn no_slowdown(&self, impatient: &bool) -> bool {
+    ///         *impatient
+    ///     }
+    ///     fn lead(&self, _: &mut GroupMembers<'_, bool>) -> Result<Lead<()>, ()> {
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// group.stall();
+    /// assert_eq!(group.write(&Log, true), Err(WriteError::Stalled)); // at once
+    /// group.release_stall();
+    /// assert_eq!(group.write(&Log, true), Ok(true));
+    /// ```
     #[inline]
     fn no_slowdown(&self, item: &T) -> bool {
         let _ = item;
@@ -232,6 +277,42 @@ pub trait Commit<T> {
     /// and without a log). Writers left out keep their order and lead or join
     /// the next group. Called by the leader while it gathers the group;
     /// keep it cheap. Default: always.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// /// Keeps synced (`true`) and unsynced writes in separate groups.
+    /// struct Log(AtomicBool); // set if a group ever mixed them
+    /// impl Commit<bool> for Log {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn compatible(&self, leader: &bool, other: &bool) -> bool {
+    ///         leader == other
+    ///     }
+    ///     fn lead(&self, group: &mut GroupMembers<'_, bool>) -> Result<Lead<()>, ()> {
+    ///         let sync = *group.leader();
+    ///         if group.iter().any(|&s| s != sync) {
+    ///             self.0.store(true, Relaxed);
+    ///         }
+    ///         Ok(Lead::serial(()))
+    ///     }
+    /// }
+    /// let (group, log) = (WriteGroup::default(), Log(AtomicBool::new(false)));
+    /// std::thread::scope(|s| {
+    ///     let guard = group.enter_unbatched(); // holds the writers in the queue
+    ///     for sync in [true, false, true, false] {
+    ///         let (group, log) = (&group, &log);
+    ///         s.spawn(move || group.write(log, sync).unwrap());
+    ///     }
+    ///     while guard.queued() < 4 {
+    ///         std::thread::yield_now();
+    ///     }
+    /// }); // the guard goes: the four writers form their groups
+    /// assert!(!log.0.into_inner());
+    /// ```
     #[inline]
     fn compatible(&self, leader: &T, other: &T) -> bool {
         let _ = (leader, other);
@@ -256,6 +337,29 @@ pub trait Commit<T> {
     /// step's duration bounds the cost of a wait that times out. Called
     /// once per write on the submitter's thread; writes with a window also
     /// pay two atomic counter updates and a fence.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// /// Synced writes (`true`) wait up to 50 us for company before the sync.
+    /// struct Log;
+    /// impl Commit<bool> for Log {
+    ///     type Token = ();
+    ///     type Error = ();
+    ///     fn gather_window(&self, sync: &bool) -> Duration {
+    ///         if *sync { Duration::from_micros(50) } else { Duration::ZERO }
+    ///     }
+    ///     fn lead(&self, _: &mut GroupMembers<'_, bool>) -> Result<Lead<()>, ()> {
+    ///         Ok(Lead::serial(())) // the fdatasync would go here
+    ///     }
+    /// }
+    /// // A lone writer never waits out its window.
+    /// let group = WriteGroup::default();
+    /// assert_eq!(group.write(&Log, true), Ok(true));
+    /// ```
     #[inline]
     fn gather_window(&self, item: &T) -> Duration {
         let _ = item;
@@ -268,15 +372,87 @@ pub trait Commit<T> {
     ///
     /// An `Err` fails the whole group: every member's write returns
     /// [`WriteError::Group`](crate::WriteError::Group) with a clone of it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteError, WriteGroup};
+    ///
+    /// /// A log that refuses records longer than 4 bytes, failing their group.
+    /// struct Log;
+    /// impl Commit<&'static str> for Log {
+    ///     type Token = ();
+    ///     type Error = String;
+    ///     fn lead(&self, group: &mut GroupMembers<'_, &'static str>) -> Result<Lead<()>, String> {
+    ///         match group.iter().find(|record| record.len() > 4) {
+    ///             Some(record) => Err(format!("{record:?} is too long")),
+    ///             None => Ok(Lead::serial(())),
+    ///         }
+    ///     }
+    /// }
+    /// let group = WriteGroup::default();
+    /// assert_eq!(group.write(&Log, "ok"), Ok("ok"));
+    /// let refused = group.write(&Log, "too long");
+    /// assert_eq!(refused, Err(WriteError::Group("\"too long\" is too long".to_string())));
+    /// ```
     fn lead(&self, group: &mut GroupMembers<'_, T>) -> Result<Lead<Self::Token>, Self::Error>;
 
     /// Applies one member's item. Default: nothing (all work done in `lead`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// /// The leader numbers the group; each member's `apply` takes its number.
+    /// struct Numbering;
+    /// impl Commit<(u64, char)> for Numbering {
+    ///     type Token = u64; // the group's first number
+    ///     type Error = ();
+    ///     fn lead(&self, _: &mut GroupMembers<'_, (u64, char)>) -> Result<Lead<u64>, ()> {
+    ///         Ok(Lead::parallel(100)) // each member applies on its own thread
+    ///     }
+    ///     fn apply(&self, item: &mut (u64, char), first: &u64) {
+    ///         item.0 = *first;
+    ///     }
+    /// }
+    /// assert_eq!(WriteGroup::default().write(&Numbering, (0, 'a')), Ok((100, 'a')));
+    /// ```
     #[inline]
     fn apply(&self, item: &mut T, token: &Self::Token) {
         let _ = (item, token);
     }
 
     /// Makes the group visible, once every member applied. Default: nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    /// use write_group::{Commit, GroupMembers, Lead, WriteGroup};
+    ///
+    /// /// Readers see a group's writes once `publish` moves the visible count.
+    /// struct Counter {
+    ///     written: AtomicU64,
+    ///     visible: AtomicU64,
+    /// }
+    /// impl Commit<u64> for Counter {
+    ///     type Token = u64; // how far this group's writes reach
+    ///     type Error = ();
+    ///     fn lead(&self, group: &mut GroupMembers<'_, u64>) -> Result<Lead<u64>, ()> {
+    ///         let n = group.len() as u64;
+    ///         Ok(Lead::serial(self.written.fetch_add(n, Relaxed) + n))
+    ///     }
+    ///     fn publish(&self, upto: u64) {
+    ///         self.visible.store(upto, Relaxed);
+    ///     }
+    /// }
+    /// let c = Counter { written: AtomicU64::new(0), visible: AtomicU64::new(0) };
+    /// let group = WriteGroup::default();
+    /// group.write(&c, 1).unwrap();
+    /// group.write(&c, 2).unwrap();
+    /// assert_eq!(c.visible.load(Relaxed), 2); // published before `write` returned
+    /// ```
     #[inline]
     fn publish(&self, token: Self::Token) {
         let _ = token;
