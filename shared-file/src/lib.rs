@@ -54,10 +54,11 @@
 //! file systems a buffered `pwrite` takes the file's lock for its copy into
 //! the page cache, so positional writers from many cores queue there (with
 //! nothing else to do, two cores may write less per second than one);
-//! beside other work per write (a memtable insert) they overlap it. Where one thread at a time writes anyway, or writes must reach the
-//! file in order, take a `Mutex<File>` or a group commit: this crate adds
-//! the bookkeeping of reserved offsets (`set_size`, holes after a crash)
-//! for nothing there.
+//! beside other work per write (a memtable insert) they overlap it. Where
+//! one thread at a time writes anyway, or writes must reach the file in
+//! order, take a `Mutex<File>` or a group commit: this crate adds the
+//! bookkeeping of reserved offsets (`set_size`, holes after a crash) for
+//! nothing there.
 //!
 //! # Example
 //!
