@@ -3,28 +3,32 @@
 //!
 //! ```text
 //! write ─► make_room_for_write (switch a full memtable; stall)
-//!       ─► reserve the batch's sequence numbers (one compare-and-swap)
+//!       ─► reserve the batch's sequence numbers (one compare-and-swap),
+//!          and with the log its record's bytes in the same step
 //!       ─► frame the batch's log record (checksums: in parallel)
-//!       ─► post it to the log queue under its sequence range (without
-//!          the log: nothing, the queue skips finished ranges nobody
-//!          posted); whoever finds the drain free writes every posted
-//!          record, in sequence order, with one append; the others wait for
-//!          it and try again if their record was not in its pass
-//!       ─► wait until the log holds it (with a mapped log: reserve the
-//!          record's bytes with the sequence numbers and copy it there
-//!          instead, see `direct_log`)
+//!       ─► write it at its bytes: a `pwrite` each (the default) or a copy
+//!          into the mapped log (see `direct_log`); without the log,
+//!          nothing
 //!       ─► insert into the memtable, beside everyone else
 //!       ─► finish the range; wait until every earlier range is finished
 //!
+//! drained log (`allow_concurrent_log_write` off, or a file system that
+//! supports neither direct way):
+//!       ─► post the record to the log queue under its sequence range;
+//!          whoever finds the drain free writes every posted record, in
+//!          sequence order, with one append; the others wait for it and
+//!          try again if their record was not in its pass
+//!
 //! sync write ─► make_room_for_write ─► join the write group: its leader
-//!       reserves the group's numbers, posts and drains one record for the
-//!       group, syncs once and inserts every member's batch
+//!       reserves the group's numbers, writes one record for the group,
+//!       syncs once and inserts every member's batch
 //! ```
 //!
-//! Log order is sequence order (recovery stops at a gap), because records
-//! are posted under their sequence ranges and drained in range order. A
-//! record reaches the operating system before its batch touches the
-//! memtable, so a failed log write leaves nothing in the memtable.
+//! Log order is sequence order (recovery stops at a gap): a record's bytes
+//! are reserved with its sequence numbers, or, drained, it is posted under
+//! its sequence range and drained in range order. A record reaches the
+//! operating system before its batch touches the memtable, so a failed log
+//! write leaves nothing in the memtable.
 
 use std::ops::Range;
 use std::sync::Arc;
