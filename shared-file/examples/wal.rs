@@ -63,7 +63,7 @@ fn main() {
     } else {
         SharedFile::create_positional(&path)
     };
-    let wal = Wal {
+    let mut wal = Wal {
         seq: Sequencer::new(1, 1024),
         file: file.expect("a new log"),
     };
@@ -83,11 +83,8 @@ fn main() {
     let elapsed = started.elapsed();
     // The writers are done: their bytes end where the reservations do.
     wal.file.set_size(wal.seq.reserved_bytes());
-    // SAFETY: no writer is at work any more.
-    unsafe {
-        wal.file.append(&TRAILER).expect("the trailer");
-        wal.file.sync().expect("the last sync");
-    }
+    wal.file.append(&TRAILER).expect("the trailer");
+    wal.file.sync().expect("the last sync");
     drop(wal);
 
     // Replay: every record in sequence order, then the trailer.

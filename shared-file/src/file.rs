@@ -15,8 +15,8 @@ use std::sync::atomic::Ordering;
 #[cfg(target_os = "linux")]
 use std::{os::fd::AsRawFd, ptr};
 
-use crate::PositionedFile;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Mutex, ptr_get_mut};
+use crate::{PositionedFile, Writers};
 
 /// Bytes per mapping: a file is mapped this much at a time.
 #[cfg(not(loom))]
@@ -48,11 +48,22 @@ const GROW: u64 = 64 << 10;
 /// memory map ([`SharedFile::mapped`]: no lock and no system call per
 /// write), or with a positioned write each ([`SharedFile::positional`]).
 ///
-/// The writers' offsets are theirs to track: once they are done, their
-/// owner says where the writes end ([`set_size`](Self::set_size)), which
-/// is then the file's size (where [`append`](Self::append)s go, what
-/// [`sync`](Self::sync) cuts the file to). Bytes below it that nobody wrote
-/// read as zeros. Writes add no shared counter of their own.
+/// Two ways to write it from many threads:
+/// - **safe**: lend it with [`writers`](Self::writers), whose
+///   [`write`](Writers::write) reserves the next bytes itself (one atomic
+///   step) and writes there. The owner gets the file back, with its size at
+///   the end of the reservations, to [`append`](Self::append) (a trailer)
+///   and [`sync`](Self::sync) (cut to that size, then `fdatasync`).
+/// - **at offsets reserved elsewhere** (with sequence numbers, say):
+///   [`write_at`](Self::write_at), `unsafe`, since the offsets are the
+///   caller's to keep apart. Once the writers are done, their owner says
+///   where the writes end ([`set_size`](Self::set_size)); the unchecked
+///   [`append_unchecked`](Self::append_unchecked) and
+///   [`sync_unchecked`](Self::sync_unchecked) serve an owner that shares
+///   the file (an `Arc`) and keeps writers off by its own protocol.
+///
+/// Bytes below the size that nobody wrote read as zeros. Writes add no
+/// shared counter of their own.
 ///
 /// # Examples
 ///
@@ -61,17 +72,16 @@ const GROW: u64 = 64 << 10;
 /// use shared_log_file::SharedFile;
 ///
 /// let path = dir.path().join("log");
-/// let shared = SharedFile::create_positional(&path).unwrap();
+/// let mut shared = SharedFile::create_positional(&path).unwrap();
+/// let writers = shared.writers();
 /// std::thread::scope(|s| {
-///     let shared = &shared;
-///     // SAFETY: the two ranges do not overlap.
-///     s.spawn(move || unsafe { shared.write_at(3, b"def") }.unwrap());
-///     unsafe { shared.write_at(0, b"abc") }.unwrap();
+///     s.spawn(|| writers.write(b"abc").unwrap());
+///     writers.write(b"def").unwrap();
 /// });
-/// shared.set_size(6); // the writers are done: their writes end at 6
-/// // SAFETY: no writer is at work any more.
-/// unsafe { shared.sync() }.unwrap(); // cut back to 6 bytes, and synced
-/// assert_eq!(std::fs::read(&path).unwrap(), b"abcdef");
+/// drop(writers); // the writers are done: their writes end at 6
+/// shared.sync().unwrap(); // cut back to 6 bytes, and synced
+/// let bytes = std::fs::read(&path).unwrap();
+/// assert!(bytes == b"abcdef" || bytes == b"defabc"); // in reservation order
 /// ```
 pub struct SharedFile {
     path: PathBuf,
@@ -296,8 +306,10 @@ impl SharedFile {
     ///
     /// No other thread may write any byte of `offset..offset + data.len()`
     /// while this call runs (the ranges come from one reservation each),
-    /// and none may [`append`](Self::append) or [`sync`](Self::sync) (a
-    /// mapped file's cut would leave the copy outside the file).
+    /// and none may [`append_unchecked`](Self::append_unchecked) or
+    /// [`sync_unchecked`](Self::sync_unchecked) (a mapped file's cut would
+    /// leave the copy outside the file). [`writers`](Self::writers) gives
+    /// threads a safe `write` that reserves its bytes itself.
     ///
     /// # Examples
     ///
@@ -391,14 +403,12 @@ impl SharedFile {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("log");
-    /// let shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
-    /// // SAFETY: one writer, then the owner alone.
-    /// unsafe {
-    ///     shared.write_at(0, b"abc").unwrap();
-    ///     assert!(shared.append(b"d").is_err()); // where would it go?
-    ///     shared.set_size(3);
-    ///     shared.append(b"d").unwrap();
-    /// }
+    /// let mut shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
+    /// // SAFETY: one writer, and the owner waits for it.
+    /// unsafe { shared.write_at(0, b"abc") }.unwrap();
+    /// assert!(shared.append(b"d").is_err()); // where would it go?
+    /// shared.set_size(3);
+    /// shared.append(b"d").unwrap();
     /// assert_eq!(shared.size(), 4);
     /// ```
     pub fn set_size(&self, size: u64) {
@@ -417,9 +427,8 @@ impl SharedFile {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("log");
-    /// let shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
-    /// // SAFETY: no shared writer.
-    /// unsafe { shared.append(b"header") }.unwrap();
+    /// let mut shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
+    /// shared.append(b"header").unwrap();
     /// assert_eq!(shared.size(), 6);
     /// ```
     pub fn size(&self) -> u64 {
@@ -449,32 +458,59 @@ impl SharedFile {
     /// While shared writes left the size unknown (see
     /// [`set_size`](Self::set_size)), and where a write fails.
     ///
-    /// # Safety
-    ///
-    /// No thread may [`write_at`](Self::write_at), append or
-    /// [`sync`](Self::sync) while this call runs.
-    ///
     /// # Examples
     ///
-    /// A header, a round of shared writes, then a trailer (see also
-    /// [`set_size`](Self::set_size)):
+    /// A header, a round of shared writes, then a trailer:
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("log");
-    /// let shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
-    /// // SAFETY: no writer has started: the owner is alone.
-    /// unsafe { shared.append(b"head") }.unwrap();
-    /// // SAFETY: one writer, on bytes past the header, and no append meanwhile.
-    /// unsafe { shared.write_at(4, b"body") }.unwrap();
-    /// shared.set_size(8);
-    /// // SAFETY: the writer is done.
-    /// unsafe { shared.append(b"tail") }.unwrap();
+    /// let mut shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
+    /// shared.append(b"head").unwrap();
+    /// shared.writers().write(b"body").unwrap();
+    /// shared.append(b"tail").unwrap();
     /// assert_eq!(shared.size(), 12);
     /// drop(shared);
     /// assert_eq!(std::fs::read(&path).unwrap(), b"headbodytail");
     /// ```
-    pub unsafe fn append(&self, data: &[u8]) -> io::Result<()> {
+    pub fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        // SAFETY: `&mut self`: no other thread holds the file.
+        unsafe { self.append_unchecked(data) }
+    }
+
+    /// [`append`](Self::append) through a shared reference, for an owner
+    /// that keeps the writers off by its own protocol.
+    ///
+    /// # Errors
+    ///
+    /// As [`append`](Self::append).
+    ///
+    /// # Safety
+    ///
+    /// No thread may [`write_at`](Self::write_at), append or sync while
+    /// this call runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("log");
+    /// use std::sync::Arc;
+    ///
+    /// let shared = Arc::new(shared_log_file::SharedFile::create_positional(&path).unwrap());
+    /// // SAFETY: no writer has started: the owner is alone.
+    /// unsafe { shared.append_unchecked(b"head") }.unwrap();
+    /// let writer = Arc::clone(&shared);
+    /// // SAFETY: one writer, on bytes past the header, and no append meanwhile.
+    /// std::thread::spawn(move || unsafe { writer.write_at(4, b"body") }.unwrap())
+    ///     .join()
+    ///     .unwrap();
+    /// shared.set_size(8);
+    /// // SAFETY: the writer is done.
+    /// unsafe { shared.append_unchecked(b"tail") }.unwrap();
+    /// assert_eq!(std::fs::read(&path).unwrap(), b"headbodytail");
+    /// ```
+    pub unsafe fn append_unchecked(&self, data: &[u8]) -> io::Result<()> {
         let at = self.known_size()?;
         // SAFETY: the caller holds every other writer off.
         unsafe { self.copy_at(at, data) }?;
@@ -494,14 +530,6 @@ impl SharedFile {
     /// While shared writes left the size unknown, and where the cut or the
     /// sync fails.
     ///
-    /// # Safety
-    ///
-    /// No thread may [`write_at`](Self::write_at) or
-    /// [`append`](Self::append) while this call runs: the cut would leave
-    /// their bytes outside the file (through a map, a fault that kills the
-    /// process). To make shared writes durable while they go on, use
-    /// [`sync_data`](Self::sync_data).
-    ///
     /// # Examples
     ///
     /// A mapped file is grown ahead of its writes; the sync cuts it back
@@ -511,17 +539,48 @@ impl SharedFile {
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("log");
     /// # #[cfg(target_os = "linux")] {
-    /// let shared = shared_log_file::SharedFile::create_mapped(&path).unwrap();
-    /// // SAFETY: one writer, and no append or sync meanwhile.
-    /// unsafe { shared.write_at(0, b"record") }.unwrap();
+    /// let mut shared = shared_log_file::SharedFile::create_mapped(&path).unwrap();
+    /// shared.writers().write(b"record").unwrap();
     /// assert!(std::fs::metadata(&path).unwrap().len() >= 1 << 20); // zeros after it
-    /// shared.set_size(6);
-    /// // SAFETY: the writer is done, and nobody writes while it syncs.
-    /// unsafe { shared.sync() }.unwrap();
+    /// shared.sync().unwrap();
     /// assert_eq!(std::fs::read(&path).unwrap(), b"record");
     /// # }
     /// ```
-    pub unsafe fn sync(&self) -> io::Result<()> {
+    pub fn sync(&mut self) -> io::Result<()> {
+        // SAFETY: `&mut self`: no other thread holds the file.
+        unsafe { self.sync_unchecked() }
+    }
+
+    /// [`sync`](Self::sync) through a shared reference, for an owner that
+    /// keeps the writers off by its own protocol.
+    ///
+    /// # Errors
+    ///
+    /// As [`sync`](Self::sync).
+    ///
+    /// # Safety
+    ///
+    /// No thread may [`write_at`](Self::write_at) or append while this call
+    /// runs: the cut would leave their bytes outside the file (through a
+    /// map, a fault that kills the process). To make shared writes durable
+    /// while they go on, use [`sync_data`](Self::sync_data).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("log");
+    /// let shared = std::sync::Arc::new(
+    ///     shared_log_file::SharedFile::create_positional(&path).unwrap(),
+    /// );
+    /// // SAFETY: one writer, and no append or sync meanwhile.
+    /// unsafe { shared.write_at(0, b"record") }.unwrap();
+    /// shared.set_size(6);
+    /// // SAFETY: the writer is done, and nobody writes while it syncs.
+    /// unsafe { shared.sync_unchecked() }.unwrap();
+    /// assert_eq!(std::fs::read(&path).unwrap(), b"record");
+    /// ```
+    pub unsafe fn sync_unchecked(&self) -> io::Result<()> {
         {
             let _guard = self.grow.lock().unwrap_or_else(PoisonError::into_inner);
             let written = self.known_size()?;
@@ -565,6 +624,30 @@ impl SharedFile {
             .file()
             .sync_data()
             .map_err(|e| annotate(e, "sync", &self.path))
+    }
+
+    /// Lends the file to threads that each write at the next free bytes:
+    /// see [`Writers`]. The reservations start at the file's
+    /// [`size`](Self::size); once the `Writers` is dropped, the size is
+    /// where they end.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("log");
+    /// let mut shared = shared_log_file::SharedFile::create_positional(&path).unwrap();
+    /// shared.append(b"header").unwrap();
+    /// let writers = shared.writers();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(writers.write(b"one").unwrap() >= 6));
+    ///     s.spawn(|| assert!(writers.write(b"two").unwrap() >= 6));
+    /// });
+    /// drop(writers);
+    /// assert_eq!(shared.size(), 12);
+    /// ```
+    pub fn writers(&mut self) -> Writers<'_> {
+        Writers::new(self)
     }
 
     /// Whether writes reach the file with a positioned write each (a file

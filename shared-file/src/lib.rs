@@ -25,11 +25,21 @@
 //! Either way a write is in the operating system when it returns (it
 //! survives a crash of the process), and [`SharedFile::sync_data`] makes
 //! every returned write durable while others go on. Once the writers are
-//! done, their owner says where their writes end
-//! ([`SharedFile::set_size`]); then it may [`append`](SharedFile::append)
-//! (a header, a trailer) and [`sync`](SharedFile::sync), which cuts the
-//! file to that size first, so the length that survives a power loss is
-//! exact.
+//! done, the file's size is where their writes end (set by
+//! [`Writers`] when it is dropped, or by the owner with
+//! [`SharedFile::set_size`] after writes at offsets reserved elsewhere);
+//! then the owner may [`append`](SharedFile::append) (a header, a
+//! trailer) and [`sync`](SharedFile::sync), which cuts the file to that
+//! size first, so the length that survives a power loss is exact.
+//!
+//! Safe code cannot race: [`SharedFile::writers`] borrows the file
+//! exclusively and gives each write its own bytes, and `append` and `sync`
+//! take `&mut self`. The `unsafe` [`write_at`](SharedFile::write_at),
+//! [`append_unchecked`](SharedFile::append_unchecked) and
+//! [`sync_unchecked`](SharedFile::sync_unchecked) are for writers whose
+//! bytes are reserved elsewhere and for an owner that shares the file
+//! through an `Arc` and keeps the writers off by its own protocol, as
+//! `lsm-demo`'s log does.
 //!
 //! After a crash, the file holds whatever writes had reached the operating
 //! system, in any combination: a writer still copying leaves a hole
@@ -62,39 +72,37 @@
 //!
 //! # Example
 //!
-//! Four threads append records of their own, each reserving its bytes with
-//! one `fetch_add`:
+//! Four threads append records of their own through
+//! [`SharedFile::writers`], which reserves each record's bytes with one
+//! atomic step; the owner then adds a trailer and syncs:
 //!
 //! ```
 //! # let dir = tempfile::tempdir().unwrap();
 //! use shared_log_file::SharedFile;
-//! use std::sync::atomic::{AtomicU64, Ordering};
 //!
 //! let path = dir.path().join("wal");
-//! let log = SharedFile::create_positional(&path).unwrap();
-//! let next = AtomicU64::new(0);
+//! let mut log = SharedFile::create_positional(&path).unwrap();
+//! let writers = log.writers();
 //! std::thread::scope(|s| {
 //!     for t in 0..4u8 {
-//!         let (log, next) = (&log, &next);
+//!         let writers = &writers;
 //!         s.spawn(move || {
 //!             for i in 0..100u8 {
-//!                 let record = [t, i, b'\n'];
-//!                 let at = next.fetch_add(record.len() as u64, Ordering::Relaxed);
-//!                 // SAFETY: `at..at + 3` is this writer's alone.
-//!                 unsafe { log.write_at(at, &record) }.unwrap();
+//!                 writers.write(&[t, i, b'\n']).unwrap(); // no lock
 //!             }
-//!             log.sync_data().unwrap(); // durable, while the others write on
+//!             writers.sync_data().unwrap(); // durable, while the others write on
 //!         });
 //!     }
 //! });
-//! log.set_size(next.load(Ordering::Relaxed));
-//! // SAFETY: the writers are done.
-//! unsafe { log.sync() }.unwrap();
-//! assert_eq!(std::fs::read(&path).unwrap().len(), 4 * 100 * 3);
+//! drop(writers); // the size is now where the reservations end
+//! log.append(b"END\n").unwrap();
+//! log.sync().unwrap(); // cut to the size, then fdatasync
+//! assert_eq!(std::fs::read(&path).unwrap().len(), 4 * 100 * 3 + 4);
 //! ```
 //!
 //! With `ordered_publish::Sequencer::reserve_with_bytes` the bytes come
-//! with sequence numbers, in sequence order: `examples/wal.rs` is a
+//! with sequence numbers, in sequence order, and each writer writes at its
+//! own with the `unsafe` [`SharedFile::write_at`]: `examples/wal.rs` is a
 //! write-ahead log built that way, replayed in order at the end.
 //!
 //! # Verification
@@ -110,9 +118,11 @@
 mod file;
 mod positioned;
 mod sync;
+mod writers;
 
 pub use file::SharedFile;
 pub use positioned::PositionedFile;
+pub use writers::Writers;
 
 #[cfg(test)]
 mod tests;

@@ -31,14 +31,14 @@ fn pattern(len: usize, seed: u8) -> Vec<u8> {
 /// The owner's append, from tests that call it with no writer at work.
 fn append(f: &SharedFile, data: &[u8]) -> io::Result<()> {
     // SAFETY: the tests append only while no thread writes the file.
-    unsafe { f.append(data) }
+    unsafe { f.append_unchecked(data) }
 }
 
 /// The owner's cut and sync, from tests that call it with no writer at
 /// work.
 fn sync(f: &SharedFile) -> io::Result<()> {
     // SAFETY: the tests sync only while no thread writes the file.
-    unsafe { f.sync() }
+    unsafe { f.sync_unchecked() }
 }
 
 /// A shared write, from tests whose writers never overlap.
@@ -360,4 +360,120 @@ fn threads_write_their_reserved_ranges_into_memory() {
         .flat_map(|t| (0..per_thread).map(move |i| (t, i as u8)))
         .collect();
     assert_eq!(seen, expected);
+}
+
+/// `writers()`: each write reserves the bytes after the last reservation,
+/// from the size on; the drop makes the reservations' end the size, so the
+/// owner's appends and sync follow on (under miri too).
+#[test]
+fn writers_reserve_after_the_size_and_leave_it_at_their_end() {
+    let mem = MemFile::new();
+    let mut f = SharedFile::positional(mem.clone(), "mem.log").unwrap();
+    f.append(b"HEAD").unwrap();
+    let per_thread = if cfg!(miri) { 5 } else { 200 };
+    let writers = f.writers();
+    let offsets: Vec<Vec<u64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..3u8)
+            .map(|t| {
+                let writers = &writers;
+                s.spawn(move || {
+                    (0..per_thread)
+                        .map(|i| writers.write(&[t, i as u8, 0xee]).unwrap())
+                        .collect()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(writers.reserved(), 4 + 3 * 3 * per_thread as u64);
+    drop(writers);
+    assert_eq!(f.size(), 4 + 3 * 3 * per_thread as u64);
+    f.append(b"TAIL").unwrap();
+    f.sync().unwrap();
+
+    let bytes = mem.bytes();
+    assert_eq!(&bytes[..4], b"HEAD");
+    assert_eq!(&bytes[bytes.len() - 4..], b"TAIL");
+    for (t, offsets) in offsets.iter().enumerate() {
+        // Each thread's records lie where its writes said, in its order.
+        assert!(offsets.windows(2).all(|w| w[0] < w[1]));
+        for (i, &at) in offsets.iter().enumerate() {
+            let at = at as usize;
+            assert_eq!(bytes[at..at + 3], [t as u8, i as u8, 0xee]);
+        }
+    }
+}
+
+#[test]
+fn a_reservation_past_2_64_bytes_is_refused_and_takes_nothing() {
+    let mem = MemFile::new();
+    let mut f = SharedFile::positional(mem.clone(), "mem.log").unwrap();
+    f.set_size(u64::MAX - 2);
+    let writers = f.writers();
+    let err = writers.write(b"abc").unwrap_err();
+    assert!(err.to_string().contains("mem.log"), "{err}");
+    assert_eq!(writers.reserved(), u64::MAX - 2);
+    drop(writers);
+    assert_eq!(f.size(), u64::MAX - 2);
+    assert!(mem.bytes().is_empty());
+    f.set_size(0); // a drop cuts the file to its size: not to 2^64 in memory
+}
+
+/// A write that fails keeps its bytes: the size passes them, and the cut
+/// and sync leave zeros there.
+#[test]
+fn a_failed_write_through_writers_keeps_its_bytes_reserved() {
+    let mem = MemFile::new();
+    let mut f = SharedFile::positional(mem.clone(), "mem.log").unwrap();
+    mem.fail_from.store(3, Ordering::Relaxed);
+    let writers = f.writers();
+    assert_eq!(writers.write(b"abc").unwrap(), 0);
+    let err = writers.write(b"def").unwrap_err();
+    assert_eq!(err.to_string(), "write mem.log: disk on fire");
+    drop(writers);
+    assert_eq!(f.size(), 6);
+    f.sync().unwrap();
+    assert_eq!(mem.bytes(), b"abc\0\0\0");
+}
+
+/// The same over real files, through a map and with a `pwrite` each:
+/// records larger than a growth among small ones.
+#[test]
+#[cfg_attr(miri, ignore = "real files and mappings")]
+fn writers_fill_real_files_both_ways() {
+    for (backing, create) in BACKINGS {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.log");
+        let mut f = create(&path);
+        let writers = f.writers();
+        let written: Vec<(u64, Vec<u8>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4u8)
+                .map(|t| {
+                    let writers = &writers;
+                    s.spawn(move || {
+                        let mut mine = Vec::new();
+                        for i in 0..40usize {
+                            let len = if i == 17 { (1 << 20) + 5 } else { 100 + 37 * i };
+                            let data = pattern(len, t ^ i as u8);
+                            mine.push((writers.write(&data).unwrap(), data));
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        });
+        drop(writers);
+        f.sync().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let total: usize = written.iter().map(|(_, d)| d.len()).sum();
+        assert_eq!(bytes.len(), total, "{backing}: cut to the reservations");
+        for (at, data) in written {
+            let at = at as usize;
+            assert!(bytes[at..at + data.len()] == data[..], "{backing}: at {at}");
+        }
+    }
 }

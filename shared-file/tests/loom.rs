@@ -72,13 +72,13 @@ impl Log {
     /// Appends through the owner's side.
     fn append(&self, data: &[u8]) -> std::io::Result<()> {
         // SAFETY: the models append only once their writers are done.
-        unsafe { self.shared.append(data) }
+        unsafe { self.shared.append_unchecked(data) }
     }
 
     /// Cuts and syncs through the owner's side.
     fn sync(&self) -> std::io::Result<()> {
         // SAFETY: the models sync only once their writers are done.
-        unsafe { self.shared.sync() }
+        unsafe { self.shared.sync_unchecked() }
     }
 
     /// Sets the size, syncs (which cuts the file to it) and checks the file

@@ -38,7 +38,7 @@ impl WritableFile for SharedWritableFile {
         // in, its trailer once every copy has ended (`LogFile::end_copies`,
         // with the sequencer closed or the database closing). Appends take
         // `&mut self`, so they do not overlap each other.
-        unsafe { self.shared.append(data) }
+        unsafe { self.shared.append_unchecked(data) }
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -55,7 +55,7 @@ impl WritableFile for SharedWritableFile {
         // SAFETY: as in `append`: the engine syncs through this handle only
         // once every copy has ended (a switch, the close); sync groups use
         // the sync handle, which cuts nothing.
-        unsafe { self.shared.sync() }
+        unsafe { self.shared.sync_unchecked() }
     }
 
     fn size(&self) -> u64 {
