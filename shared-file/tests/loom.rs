@@ -22,8 +22,8 @@
 //!   Relaxed, reaches the owner through the hand-off); after it, appends
 //!   and syncs go on from the size set, growing again after the sync's cut.
 //!
-//! The models assume `file.rs`'s sizes under loom: `GROW` 64 KiB (checked
-//! here through `grown` after the first growth), `CHUNK` 128 KiB.
+//! The models assume `file/growth.rs`'s sizes under loom: `GROW` 64 KiB
+//! (checked here through `grown` after the first growth), `CHUNK` 128 KiB.
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release -p shared-log-file --test loom`
 #![cfg(all(loom, target_os = "linux"))]
@@ -35,9 +35,9 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 use shared_log_file::SharedFile;
 
-/// `file.rs`'s `GROW` under loom.
+/// `file/growth.rs`'s `GROW` under loom.
 const GROW: u64 = 64 << 10;
-/// `file.rs`'s `CHUNK` under loom.
+/// `file/growth.rs`'s `CHUNK` under loom.
 const CHUNK: u64 = 128 << 10;
 
 /// A fresh mapped file.
@@ -61,7 +61,11 @@ impl Log {
         .unwrap();
         let path = dir.path().join("log");
         let shared = Arc::new(SharedFile::create_mapped(&path).unwrap());
-        assert_eq!(shared.grown(), GROW, "file.rs's GROW under loom changed");
+        assert_eq!(
+            shared.grown(),
+            GROW,
+            "file/growth.rs's GROW under loom changed"
+        );
         Log {
             path,
             shared,
