@@ -40,8 +40,8 @@ use growth::{CHUNK, CHUNKS};
 ///   [`sync_unchecked`](Self::sync_unchecked) serve an owner that shares
 ///   the file (an `Arc`) and keeps writers off by its own protocol.
 ///
-/// Bytes below the size that nobody wrote read as zeros. Writes add no
-/// shared counter of their own.
+/// Bytes below the size that nobody wrote read as zeros. `write_at` adds
+/// no shared counter of its own; `Writers` adds the one it reserves from.
 ///
 /// # Examples
 ///
