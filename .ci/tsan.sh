@@ -78,7 +78,8 @@ STRESS_ROUNDS=1 tsan shared-file stress
 tsan lsm-demo engine \
   concurrent_sync_writers_survive_reopen \
   parallel_and_serial_memtable_paths_agree \
-  logged_and_unlogged_writers_publish_in_order \
+  logged_and_unlogged_writers_publish_in_order
+tsan lsm-demo rocksdb_api \
   multi_gets_answer_every_key_at_one_point_in_time
 tsan lsm-demo power_loss \
   synced_writes_survive_power_loss_skiplist \
