@@ -88,26 +88,20 @@ impl<'a> Writers<'a> {
     /// ```
     pub fn write(&self, data: &[u8]) -> io::Result<u64> {
         let len = data.len() as u64;
-        // Relaxed: the counter hands out disjoint ranges, which its
+        // Relaxed (both): the counter hands out disjoint ranges, which its
         // read-modify-write alone guarantees; the bytes themselves are
         // ordered by whoever later reads them (a join, then the owner).
-        let mut at = self.next.load(Ordering::Relaxed);
-        loop {
-            let Some(end) = at.checked_add(len) else {
-                return Err(io::Error::other(format!(
+        let at = self
+            .next
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |at| {
+                at.checked_add(len)
+            })
+            .map_err(|at| {
+                io::Error::other(format!(
                     "{}: a write of {len} bytes at {at} would pass 2^64 bytes",
                     self.file.path().display()
-                )));
-            };
-            // Relaxed: as above.
-            match self
-                .next
-                .compare_exchange_weak(at, end, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => break,
-                Err(now) => at = now,
-            }
-        }
+                ))
+            })?;
         // SAFETY: the compare-and-swap gave `at..at + len` to this call
         // alone, and the file is borrowed from its owner's `&mut` for as
         // long as `self` lives, so no append or sync runs meanwhile.
