@@ -50,8 +50,7 @@ fn value(v: u16) -> Vec<u8> {
 
 fn run_model(ops: Vec<Op>, kind: MemtableKind) {
     let dir = tempfile::tempdir().unwrap();
-    let mut o = small_opts(kind);
-    o.set_write_buffer_size(64 << 10);
+    let o = small_opts(kind);
     let mut db = DB::open(&o, dir.path()).unwrap();
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     for op in ops {
