@@ -21,6 +21,10 @@
 //!   record's bytes, a `pwrite` writes them, no lock.
 //! - `mapped`: `SharedFile::mapped`: the same reservation, a copy into the
 //!   shared map, no lock and no system call.
+//! - `striped`: `SharedFile::striped` with as many stripes as writers: the
+//!   same reservation, a `pwrite` into the writer's own stripe file (its
+//!   lock taken and let go, never contended), so no two writers queue on
+//!   one file in the kernel.
 //!
 //! `BENCH_THREADS` replaces the writer counts. Quick run:
 //! `cargo bench -p benches --bench shared_file -- --warm-up-time 0.2 --measurement-time 0.5`.
@@ -105,8 +109,9 @@ impl Drop for Shared {
     }
 }
 
-/// The contenders, each over a fresh file at `path`.
-fn contender(name: &str, path: &Path) -> Box<dyn Contender> {
+/// The contenders, each over a fresh file at `path`, for `threads`
+/// writers.
+fn contender(name: &str, path: &Path, threads: usize) -> Box<dyn Contender> {
     match name {
         "mutex_file" => Box::new(MutexFile(Mutex::new(File::create(path).unwrap()))),
         "write_group" => Box::new(GroupFile {
@@ -121,17 +126,27 @@ fn contender(name: &str, path: &Path) -> Box<dyn Contender> {
             file: SharedFile::create_mapped(path).unwrap(),
             next: AtomicU64::new(0),
         }),
+        "striped" => Box::new(Shared {
+            file: SharedFile::create_striped(path, threads).unwrap(),
+            next: AtomicU64::new(0),
+        }),
         _ => unreachable!("{name}"),
     }
 }
 
-const CONTENDERS: [&str; 4] = ["mutex_file", "write_group", "positional", "mapped"];
+const CONTENDERS: [&str; 5] = [
+    "mutex_file",
+    "write_group",
+    "positional",
+    "mapped",
+    "striped",
+];
 
 /// `iters` records from `threads` writers into a fresh file of
 /// `contender`'s, each followed by the work when `with_work`.
 fn run(name: &str, threads: usize, iters: u64, with_work: bool) -> Duration {
     let dir = tempfile::tempdir().unwrap();
-    let contender = contender(name, &dir.path().join("log"));
+    let contender = contender(name, &dir.path().join("log"), threads);
     let contender = &*contender;
     let per_thread = iters.div_ceil(threads as u64);
     let start_line = Barrier::new(threads + 1);

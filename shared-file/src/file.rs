@@ -1,5 +1,6 @@
-//! [`SharedFile`]: its two backings, the writes, and the owner's appends
-//! and syncs; the growth of a mapped file is in `growth`.
+//! [`SharedFile`]: its backings, the writes, and the owner's appends and
+//! syncs; the growth of a mapped file is in `growth`, the stripes of a
+//! striped one in `crate::striped`.
 
 // Off Linux only the positional backing exists: the map's sizes and chunk
 // table go unused.
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
+use crate::striped::Stripes;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Mutex, ptr_get_mut};
 use crate::{PositionedFile, Writers};
 
@@ -88,6 +90,9 @@ enum Backing {
     Mapped(File),
     /// A positioned write each.
     Positional(Box<dyn PositionedFile>),
+    /// A positioned write each, into stripe files; the owner's appends go
+    /// to the primary.
+    Striped(Stripes),
 }
 
 impl Backing {
@@ -97,6 +102,7 @@ impl Backing {
             #[cfg(target_os = "linux")]
             Backing::Mapped(file) => file,
             Backing::Positional(file) => &**file,
+            Backing::Striped(stripes) => stripes.primary(),
         }
     }
 }
@@ -186,6 +192,87 @@ impl SharedFile {
         SharedFile::new(Backing::Positional(Box::new(file)), path.into())
     }
 
+    /// A file whose writers write with a positioned write each, as
+    /// [`positional`](Self::positional), but into `stripes` files beside
+    /// `primary`: each write goes, as an entry that says where its bytes
+    /// belong, to a stripe that no other thread is writing (the thread's
+    /// own while threads are no more than stripes), so writers on
+    /// different cores do not queue on one file's lock in the kernel. The
+    /// owner's appends go to `primary`, and its syncs and cuts apply to it;
+    /// [`sync_data`](Self::sync_data) syncs every stripe written since.
+    /// Read the file back with a [`StripedView`](crate::StripedView).
+    ///
+    /// Every file must be empty; `path` names the file in errors, and its
+    /// [`stripe_path`](crate::stripe_path)s name the stripes. A write that
+    /// fails leaves its stripe to the others (part of its entry may be
+    /// written; nothing follows it there).
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::InvalidInput`] without a stripe, and where a
+    /// stripe's first bytes (its magic) cannot be written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use shared_log_file::{PositionedFile, SharedFile, stripe_path};
+    /// use std::fs::File;
+    ///
+    /// let path = dir.path().join("wal");
+    /// let stripes = (1..=2)
+    ///     .map(|i| Box::new(File::create(stripe_path(&path, i)).unwrap()) as Box<dyn PositionedFile>)
+    ///     .collect();
+    /// let shared = SharedFile::striped(File::create(&path).unwrap(), stripes, &path).unwrap();
+    /// assert_eq!(shared.stripes(), 2);
+    /// ```
+    pub fn striped(
+        primary: impl PositionedFile + 'static,
+        stripes: Vec<Box<dyn PositionedFile>>,
+        path: impl Into<PathBuf>,
+    ) -> io::Result<SharedFile> {
+        let path = path.into();
+        let stripes = Stripes::new(Box::new(primary), stripes, &path)?;
+        SharedFile::new(Backing::Striped(stripes), path)
+    }
+
+    /// Creates the file at `path` and `stripes` stripe files beside it (at
+    /// [`stripe_path`](crate::stripe_path)`(path, 1)` and on), emptying any
+    /// that are there, and makes them a [`striped`](Self::striped) shared
+    /// file. The stripes are emptied before the primary, so a crash in
+    /// between leaves no stripe bytes newer than the primary's.
+    ///
+    /// # Errors
+    ///
+    /// Where a file cannot be created, naming it, and as
+    /// [`striped`](Self::striped).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use shared_log_file::{SharedFile, StripedView};
+    ///
+    /// let path = dir.path().join("wal");
+    /// let mut log = SharedFile::create_striped(&path, 2).unwrap();
+    /// log.writers().write(b"record").unwrap();
+    /// log.sync().unwrap(); // the primary and every stripe written
+    /// drop(log);
+    /// assert_eq!(StripedView::open(&path).unwrap().read_to_vec().unwrap(), b"record");
+    /// ```
+    #[cfg(any(unix, windows))]
+    pub fn create_striped(path: impl Into<PathBuf>, stripes: usize) -> io::Result<SharedFile> {
+        let path = path.into();
+        let files = (1..=stripes)
+            .map(|i| {
+                let file = create_empty(&crate::stripe_path(&path, i), false)?;
+                Ok(Box::new(file) as Box<dyn PositionedFile>)
+            })
+            .collect::<io::Result<_>>()?;
+        let primary = create_empty(&path, false)?;
+        SharedFile::striped(primary, files, path)
+    }
+
     /// Creates the file at `path` (emptying one that is there) and makes it
     /// a [`mapped`](Self::mapped) shared file.
     ///
@@ -237,7 +324,7 @@ impl SharedFile {
         let (chunks, grown) = match backing {
             #[cfg(target_os = "linux")]
             Backing::Mapped(_) => (CHUNKS, 0),
-            Backing::Positional(_) => (0, u64::MAX),
+            Backing::Positional(_) | Backing::Striped(_) => (0, u64::MAX),
         };
         let shared = SharedFile {
             path,
@@ -306,6 +393,13 @@ impl SharedFile {
         if !self.size_unknown.load(Ordering::Relaxed) {
             self.size_unknown.store(true, Ordering::Relaxed);
         }
+        if let Backing::Striped(stripes) = &self.backing {
+            if offset.checked_add(data.len() as u64).is_none() {
+                let err = io::Error::new(io::ErrorKind::FileTooLarge, "a write past 2^64 bytes");
+                return Err(annotate(err, "write", &self.path));
+            }
+            return stripes.write(offset, data, &self.path);
+        }
         // SAFETY: the caller's guarantee.
         unsafe { self.copy_at(offset, data) }
     }
@@ -325,7 +419,9 @@ impl SharedFile {
                 .map_err(|e| annotate(e, "grow", &self.path))?;
         }
         match &self.backing {
-            Backing::Positional(file) => file
+            Backing::Positional(_) | Backing::Striped(_) => self
+                .backing
+                .file()
                 .write_all_at(data, offset)
                 .map_err(|e| annotate(e, "write", &self.path)),
             #[cfg(target_os = "linux")]
@@ -566,6 +662,9 @@ impl SharedFile {
     /// shared.sync_data().unwrap();
     /// ```
     pub fn sync_data(&self) -> io::Result<()> {
+        if let Backing::Striped(stripes) = &self.backing {
+            return stripes.sync_data(&self.path);
+        }
         self.backing
             .file()
             .sync_data()
@@ -615,7 +714,29 @@ impl SharedFile {
     /// # }
     /// ```
     pub fn is_positional(&self) -> bool {
-        matches!(self.backing, Backing::Positional(_))
+        matches!(self.backing, Backing::Positional(_) | Backing::Striped(_))
+    }
+
+    /// How many stripe files the shared writes go to: 0 unless the file is
+    /// [`striped`](Self::striped).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use shared_log_file::SharedFile;
+    ///
+    /// let striped = SharedFile::create_striped(dir.path().join("a"), 4).unwrap();
+    /// assert_eq!(striped.stripes(), 4);
+    /// assert!(striped.is_positional()); // a positioned write each, into a stripe
+    /// let positional = SharedFile::create_positional(dir.path().join("b")).unwrap();
+    /// assert_eq!(positional.stripes(), 0);
+    /// ```
+    pub fn stripes(&self) -> usize {
+        match &self.backing {
+            Backing::Striped(stripes) => stripes.count(),
+            _ => 0,
+        }
     }
 }
 

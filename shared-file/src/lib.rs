@@ -9,7 +9,7 @@
 //! same compare-and-swap that takes its sequence numbers, as
 //! `ordered_publish::Sequencer::reserve_with_bytes` does), none of them
 //! need wait for another to write: each writes its own bytes, beside the
-//! others. A [`SharedFile`] is the file side of that design, in two
+//! others. A [`SharedFile`] is the file side of that design, in three
 //! backings:
 //!
 //! - **mapped** ([`SharedFile::mapped`], Linux): writers copy into a shared
@@ -21,6 +21,12 @@
 //!   a [`PositionedFile`] (a [`std::fs::File`], or a file of your own:
 //!   fault injection, counting). Each write extends the file as an append
 //!   does, so a full disk fails the write that meets it.
+//! - **striped** ([`SharedFile::striped`]): a `pwrite` each, as positional,
+//!   but into one of several stripe files, one that no other thread is
+//!   writing, as an entry that says where its bytes belong. Linux takes a
+//!   file's lock for each buffered write, so positional writers on
+//!   different cores queue there; a stripe each, they do not. A
+//!   [`StripedView`] reads the primary file and its stripes back as one.
 //!
 //! Either way a write is in the operating system when it returns (it
 //! survives a crash of the process), and [`SharedFile::sync_data`] makes
@@ -50,12 +56,13 @@
 //!
 //! # When to use it, and what instead
 //!
-//! | | `SharedFile`, mapped | `SharedFile`, positional | `Mutex<File>` appends | a group commit (`write-group`) |
-//! |---|---|---|---|---|
-//! | a write | a copy into memory | a `pwrite` | lock, `write`, unlock | hand the record to the leader, wait |
-//! | writers at once | all | all (the kernel serialises one file's writes) | one | the leader |
-//! | system calls | one per growth (1 MiB) | one per write | one per write | one per group |
-//! | failure | an I/O error met through the map is `SIGBUS` | an error per write | an error per write | an error per group |
+//! | | `SharedFile`, mapped | `SharedFile`, positional | `SharedFile`, striped | `Mutex<File>` appends | a group commit (`write-group`) |
+//! |---|---|---|---|---|---|
+//! | a write | a copy into memory | a `pwrite` | a stripe's lock, a `pwrite` | lock, `write`, unlock | hand the record to the leader, wait |
+//! | writers at once | all | all (the kernel serialises one file's writes) | one per stripe | one | the leader |
+//! | system calls | one per growth (1 MiB) | one per write | one per write; a sync syncs each stripe written | one per write | one per group |
+//! | failure | an I/O error met through the map is `SIGBUS` | an error per write | an error per write | an error per write | an error per group |
+//! | read back | as a file | as a file | through a [`StripedView`] | as a file | as a file |
 //!
 //! Use the mapped backing where writes are small and many and the process
 //! may die on a disk error met through the map (RocksDB's
@@ -64,7 +71,9 @@
 //! file systems a buffered `pwrite` takes the file's lock for its copy into
 //! the page cache, so positional writers from many cores queue there (with
 //! nothing else to do, two cores may write less per second than one);
-//! beside other work per write (a memtable insert) they overlap it. Where
+//! beside other work per write (a memtable insert) they overlap it. The
+//! striped backing gives each writer a file of its own, at the price of a
+//! sync per stripe written and of a reader that reassembles the file. Where
 //! one thread at a time writes anyway, or writes must reach the file in
 //! order, take a `Mutex<File>` or a group commit: this crate adds the
 //! bookkeeping of reserved offsets (`set_size`, holes after a crash) for
@@ -107,21 +116,23 @@
 //!
 //! # Verification
 //!
-//! Unit tests and a stress test run both backings; loom models
+//! Unit tests and a stress test run the backings; loom models
 //! (`RUSTFLAGS="--cfg loom" cargo test --release -p shared-log-file --test
 //! loom`) explore the mapped file's growth, whose atomics and lock are
 //! loom's under `--cfg loom`, over real files and mappings; miri runs the
-//! unit tests of the positional backing over a file in memory.
+//! unit tests of the positional and striped backings over files in memory.
 
 #![warn(missing_docs)]
 
 mod file;
 mod positioned;
+mod striped;
 mod sync;
 mod writers;
 
 pub use file::SharedFile;
 pub use positioned::PositionedFile;
+pub use striped::{ReadAt, StripeEnd, StripedView, stripe_path};
 pub use writers::Writers;
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ const BACKINGS: [(&str, Create); 1] =
     [("positional", |p| SharedFile::create_positional(p).unwrap())];
 
 /// `len` bytes that differ from one offset to the next.
-fn pattern(len: usize, seed: u8) -> Vec<u8> {
+pub(crate) fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
         .map(|i| (i as u8).wrapping_mul(31) ^ seed)
         .collect()
@@ -214,21 +214,21 @@ fn shared_writers_fill_their_reserved_ranges() {
 /// A file in memory, which can fail its writes: the positional backing
 /// under miri.
 #[derive(Debug, Default, Clone)]
-struct MemFile {
+pub(crate) struct MemFile {
     bytes: Arc<Mutex<Vec<u8>>>,
-    syncs: Arc<AtomicU64>,
+    pub(crate) syncs: Arc<AtomicU64>,
     /// Writes at or past this offset fail.
-    fail_from: Arc<AtomicU64>,
+    pub(crate) fail_from: Arc<AtomicU64>,
 }
 
 impl MemFile {
-    fn new() -> MemFile {
+    pub(crate) fn new() -> MemFile {
         let f = MemFile::default();
         f.fail_from.store(u64::MAX, Ordering::Relaxed);
         f
     }
 
-    fn bytes(&self) -> Vec<u8> {
+    pub(crate) fn bytes(&self) -> Vec<u8> {
         self.bytes.lock().unwrap().clone()
     }
 }

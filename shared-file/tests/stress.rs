@@ -1,6 +1,7 @@
 //! Stress: many writers fill one file at offsets they reserve, beside a
-//! thread that grows it ahead of them and one that syncs it, on both
-//! backings; then the file is read back record by record.
+//! thread that grows it ahead of them and one that syncs it, on each
+//! backing (striped: 8 writers over 3 stripes, so writers meet at a
+//! stripe's lock); then the file is read back record by record.
 //!
 //! Each record names its writer and its index and carries a payload that
 //! depends on both, at a length that varies from 1 byte to past a growth.
@@ -14,7 +15,14 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use shared_log_file::SharedFile;
+use shared_log_file::{SharedFile, StripedView};
+
+#[derive(Debug, Clone, Copy)]
+enum Backing {
+    Mapped,
+    Positional,
+    Striped,
+}
 
 /// Header: length (u32), writer (u8), index (u32).
 const HEADER: usize = 9;
@@ -34,13 +42,13 @@ fn record(writer: u8, index: u32) -> Vec<u8> {
     r
 }
 
-fn round(mapped: bool, seed: u64) {
+fn round(backing: Backing, seed: u64) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("log");
-    let file = if mapped {
-        SharedFile::create_mapped(&path).unwrap()
-    } else {
-        SharedFile::create_positional(&path).unwrap()
+    let file = match backing {
+        Backing::Mapped => SharedFile::create_mapped(&path).unwrap(),
+        Backing::Positional => SharedFile::create_positional(&path).unwrap(),
+        Backing::Striped => SharedFile::create_striped(&path, 3).unwrap(),
     };
     let next = AtomicU64::new(0);
     let writers_done = AtomicBool::new(false);
@@ -91,7 +99,10 @@ fn round(mapped: bool, seed: u64) {
     unsafe { file.sync_unchecked() }.unwrap();
     drop(file);
 
-    let data = std::fs::read(&path).unwrap();
+    let data = match backing {
+        Backing::Striped => StripedView::open(&path).unwrap().read_to_vec().unwrap(),
+        _ => std::fs::read(&path).unwrap(),
+    };
     assert_eq!(data.len() as u64, size, "the file is cut to the writes");
     let mut seen = HashSet::new();
     let mut at = 0;
@@ -106,7 +117,7 @@ fn round(mapped: bool, seed: u64) {
         let expected = record(writer, index);
         assert!(
             data[at..at + expected.len()] == expected[..],
-            "record {writer}/{index} at {at} (mapped {mapped}) is damaged"
+            "record {writer}/{index} at {at} ({backing:?}) is damaged"
         );
         assert_eq!(expected.len(), HEADER + len);
         assert!(seen.insert((writer, index)), "{writer}/{index} twice");
@@ -122,7 +133,8 @@ fn writers_beside_a_grower_and_a_syncer_fill_the_file_exactly() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
     for seed in 0..rounds {
-        round(true, seed);
-        round(false, seed);
+        round(Backing::Mapped, seed);
+        round(Backing::Positional, seed);
+        round(Backing::Striped, seed);
     }
 }

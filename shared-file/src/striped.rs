@@ -1,0 +1,293 @@
+//! The striped backing: shared writes land in stripe files, each written
+//! by one thread at a time, as entries that say where in the file their
+//! bytes belong; [`StripedView`] reads the file back as one.
+//!
+//! Linux takes a file's lock for every buffered write into it, so threads
+//! that `pwrite` one file queue in the kernel; each stripe is a file of its
+//! own, with a lock of its own. The owner's appends (a header, a trailer)
+//! go to the primary file at the file's size; the writers' bytes leave a
+//! hole there and live in the stripes.
+//!
+//! # Stripe format
+//!
+//! ```text
+//! stripe = magic:"SLFSTRP1" entry*
+//! entry  = offset:u64 LE  len:u32 LE  header_crc:u32 LE  data[len]
+//! ```
+//!
+//! `offset` is where `data` belongs in the file; `header_crc` is the masked
+//! CRC32C of the 12 bytes before it, so a torn or zeroed header ends the
+//! stripe's scan instead of placing bytes at a wrong offset. The data is
+//! not checksummed here: like the other backings, a torn write reads as
+//! part of its bytes and zeros, for the reader of the file to tell.
+
+use std::cell::Cell;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::PoisonError;
+use std::sync::atomic::Ordering;
+
+use crate::PositionedFile;
+use crate::sync::{AtomicBool, AtomicU64, Mutex};
+
+mod view;
+pub use view::{ReadAt, StripeEnd, StripedView};
+
+/// The first bytes of every stripe file.
+const STRIPE_MAGIC: [u8; 8] = *b"SLFSTRP1";
+/// The bytes of an entry's header: offset, length, checksum.
+const ENTRY_HEADER_LEN: usize = 16;
+/// The largest entry; a longer write is split (small in tests, to split
+/// some).
+const MAX_ENTRY_LEN: usize = if cfg!(test) { 1000 } else { u32::MAX as usize };
+
+/// The path of stripe `index` (from 1) of the file at `path`: the path
+/// with `.index` added (`wal` has stripes `wal.1`, `wal.2`, ...).
+///
+/// # Examples
+///
+/// ```
+/// use shared_log_file::stripe_path;
+/// use std::path::Path;
+///
+/// assert_eq!(stripe_path(Path::new("/db/000007.log"), 2), Path::new("/db/000007.log.2"));
+/// ```
+pub fn stripe_path(path: &Path, index: usize) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{index}"));
+    PathBuf::from(name)
+}
+
+/// The masked CRC32C of an entry's offset and length (masked as
+/// LevelDB's logs mask theirs, so that a checksum of bytes holding
+/// checksums stays effective).
+fn header_crc(header: &[u8]) -> u32 {
+    let crc = crc32c::crc32c(header);
+    crc.rotate_right(15).wrapping_add(0xa282_ead8)
+}
+
+/// The header of an entry of `len` bytes belonging at `offset`.
+fn entry_header(offset: u64, len: u32) -> [u8; ENTRY_HEADER_LEN] {
+    let mut header = [0u8; ENTRY_HEADER_LEN];
+    header[..8].copy_from_slice(&offset.to_le_bytes());
+    header[8..12].copy_from_slice(&len.to_le_bytes());
+    let crc = header_crc(&header[..12]);
+    header[12..].copy_from_slice(&crc.to_le_bytes());
+    header
+}
+
+/// The primary file and its stripes.
+pub(crate) struct Stripes {
+    primary: Box<dyn PositionedFile>,
+    stripes: Box<[Stripe]>,
+}
+
+/// One stripe file.
+struct Stripe {
+    file: Box<dyn PositionedFile>,
+    /// Held for each write: one writer at a time, so the stripe is written
+    /// in order and only its last entry can be torn by a crash.
+    tail: Mutex<Tail>,
+    /// The end of the entries written, for syncs; stored under `tail`.
+    written: AtomicU64,
+    /// The end of the entries that a completed sync covered.
+    synced: AtomicU64,
+    /// Set once a write failed: the stripe takes no more writes (its tail
+    /// is unknown), and writers go to the others.
+    failed: AtomicBool,
+}
+
+/// What a stripe's writer needs under its lock.
+struct Tail {
+    /// Where the next entry goes.
+    end: u64,
+    /// The entry being written (header and data in one write), kept
+    /// between writes.
+    buf: Vec<u8>,
+}
+
+impl fmt::Debug for Stripes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stripes")
+            .field("primary", &self.primary)
+            .field("stripes", &self.stripes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+thread_local! {
+    /// This thread's stripe, modulo their number: threads spread over the
+    /// stripes in the order they first write.
+    static HOME: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// The stripe this thread tries first, of `n`.
+fn home(n: usize) -> usize {
+    // Not loom's: a hint that spreads threads, no part of any protocol.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let home = HOME.get().unwrap_or_else(|| {
+        // Relaxed: any distinct-enough number will do.
+        let h = NEXT.fetch_add(1, Ordering::Relaxed);
+        HOME.set(Some(h));
+        h
+    });
+    home % n
+}
+
+impl Stripes {
+    /// The stripes over `primary` and `stripes` (each empty), with the
+    /// stripes' magic written.
+    pub(crate) fn new(
+        primary: Box<dyn PositionedFile>,
+        stripes: Vec<Box<dyn PositionedFile>>,
+        path: &Path,
+    ) -> io::Result<Stripes> {
+        if stripes.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{}: a striped file needs a stripe", path.display()),
+            ));
+        }
+        let stripes = stripes
+            .into_iter()
+            .enumerate()
+            .map(|(i, file)| {
+                file.write_all_at(&STRIPE_MAGIC, 0)
+                    .map_err(|e| stripe_error(e, "write", path, i))?;
+                let end = STRIPE_MAGIC.len() as u64;
+                Ok(Stripe {
+                    file,
+                    tail: Mutex::new(Tail {
+                        end,
+                        buf: Vec::new(),
+                    }),
+                    written: AtomicU64::new(end),
+                    // The magic alone needs no sync: a stripe without it
+                    // reads as one without entries.
+                    synced: AtomicU64::new(end),
+                    failed: AtomicBool::new(false),
+                })
+            })
+            .collect::<io::Result<_>>()?;
+        Ok(Stripes { primary, stripes })
+    }
+
+    /// The primary file: where the owner's appends go, what cuts cut.
+    pub(crate) fn primary(&self) -> &dyn PositionedFile {
+        &*self.primary
+    }
+
+    /// How many stripes there are.
+    pub(crate) fn count(&self) -> usize {
+        self.stripes.len()
+    }
+
+    /// Writes `data`, which belongs at `offset`, as entries in a stripe:
+    /// this thread's, or a free one if another thread is writing that, or
+    /// (all busy) this thread's once it is free.
+    pub(crate) fn write(&self, offset: u64, data: &[u8], path: &Path) -> io::Result<()> {
+        let mut offset = offset;
+        for part in data.chunks(MAX_ENTRY_LEN) {
+            self.write_entry(offset, part, path)?;
+            offset += part.len() as u64;
+        }
+        Ok(())
+    }
+
+    fn write_entry(&self, offset: u64, data: &[u8], path: &Path) -> io::Result<()> {
+        let n = self.stripes.len();
+        let home = home(n);
+        // Relaxed: a failed stripe is only avoided; one that fails while we
+        // wait for it is seen under its lock.
+        let usable = |i: &usize| !self.stripes[*i].failed.load(Ordering::Relaxed);
+        let mut order = (0..n).map(|k| (home + k) % n).filter(usable);
+        let first = order.next().ok_or_else(|| {
+            io::Error::other(format!(
+                "{}: every stripe failed a write before",
+                path.display()
+            ))
+        })?;
+        let free = std::iter::once(first)
+            .chain(order)
+            .find_map(|i| Some((i, self.stripes[i].tail.try_lock().ok()?)));
+        let (index, mut tail) = match free {
+            Some(found) => found,
+            None => (
+                first,
+                self.stripes[first]
+                    .tail
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            ),
+        };
+        let stripe = &self.stripes[index];
+        // Relaxed: set under this lock, which we hold.
+        if stripe.failed.load(Ordering::Relaxed) {
+            drop(tail);
+            return self.write_entry(offset, data, path);
+        }
+        let Tail { end, buf } = &mut *tail;
+        buf.clear();
+        buf.extend_from_slice(&entry_header(offset, data.len() as u32));
+        buf.extend_from_slice(data);
+        let written = stripe.file.write_all_at(buf, *end);
+        if buf.capacity() > 1 << 20 {
+            *buf = Vec::new();
+        }
+        match written {
+            Ok(()) => {
+                *end += (ENTRY_HEADER_LEN + data.len()) as u64;
+                // Release: a sync that loads it (Acquire) and then syncs
+                // covers this write, which came before.
+                stripe.written.store(*end, Ordering::Release);
+                Ok(())
+            }
+            Err(e) => {
+                // Part of the entry may be written: nothing may follow it
+                // in this stripe (a torn header ends the stripe's scan).
+                // Relaxed: read under the lock, or as a hint.
+                stripe.failed.store(true, Ordering::Relaxed);
+                Err(stripe_error(e, "write", path, index))
+            }
+        }
+    }
+
+    /// Makes every returned write durable: the primary's, then each
+    /// stripe's written since a sync last covered it.
+    pub(crate) fn sync_data(&self, path: &Path) -> io::Result<()> {
+        self.primary
+            .sync_data()
+            .map_err(|e| annotate(e, "sync", path))?;
+        for (i, stripe) in self.stripes.iter().enumerate() {
+            // Acquire: pairs with the writer's Release store; every write
+            // that returned before this call is below it.
+            let written = stripe.written.load(Ordering::Acquire);
+            // Relaxed: a position only; the sync that stored it completed
+            // before its store, and a stale smaller value costs a sync.
+            if stripe.synced.load(Ordering::Relaxed) >= written {
+                continue;
+            }
+            stripe
+                .file
+                .sync_data()
+                .map_err(|e| stripe_error(e, "sync", path, i))?;
+            // Relaxed: see the load above.
+            stripe.synced.fetch_max(written, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+}
+
+fn annotate(err: io::Error, op: &str, path: &Path) -> io::Error {
+    io::Error::new(err.kind(), format!("{op} {}: {err}", path.display()))
+}
+
+/// An error of stripe `index` (from 0) of the file at `path`, naming the
+/// stripe's path.
+fn stripe_error(err: io::Error, op: &str, path: &Path, index: usize) -> io::Error {
+    annotate(err, op, &stripe_path(path, index + 1))
+}
+
+#[cfg(test)]
+mod tests;
