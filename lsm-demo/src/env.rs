@@ -490,6 +490,37 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     fn create_positional(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         self.create(path)
     }
+    /// Creates (or truncates) a file as
+    /// [`create_positional`](Self::create_positional) does, with
+    /// `stripes` stripe files beside it
+    /// ([`stripe_path`](shared_log_file::stripe_path)`(path, 1)` on, emptied
+    /// first), into which the shared writes go (see
+    /// [`SharedFile::striped`]): the log's, under
+    /// [`Options::set_wal_stripes`](crate::Options::set_wal_stripes). A
+    /// [`sync`](FileSync::sync) through its handle syncs the stripes
+    /// written since the last one too. By default, the file of
+    /// `create_positional`, without stripes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::env::{FileSystem, PosixFs};
+    /// let path = dir.path().join("000007.log");
+    /// let log = PosixFs.create_striped(&path, 2).unwrap();
+    /// # #[cfg(target_os = "linux")] {
+    /// let shared = log.shared_writes().expect("positioned writes on Linux");
+    /// assert_eq!(shared.stripes(), 2);
+    /// // SAFETY: one writer.
+    /// unsafe { shared.write_at(0, b"record") }.unwrap();
+    /// log.sync_handle().unwrap().sync().unwrap(); // the log file and the stripe written
+    /// assert!(dir.path().join("000007.log.2").exists());
+    /// # }
+    /// ```
+    fn create_striped(&self, path: &Path, stripes: usize) -> io::Result<Box<dyn WritableFile>> {
+        let _ = stripes;
+        self.create_positional(path)
+    }
     /// Opens a file for appending, creating it if it does not exist.
     ///
     /// # Examples

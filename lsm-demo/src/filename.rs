@@ -24,6 +24,9 @@ pub(crate) const LOST_DIR: &str = "lost";
 pub(crate) enum FileKind {
     /// A write-ahead log.
     Log(u64),
+    /// A stripe of a write-ahead log (`000007.log.1`: see
+    /// [`Options::set_wal_stripes`](crate::Options::set_wal_stripes)).
+    LogStripe(u64),
     /// A table file.
     Table(u64),
     /// The manifest.
@@ -74,7 +77,18 @@ pub(crate) fn parse_file_name(name: &str) -> Option<FileKind> {
     let kind = match ext {
         "log" => FileKind::Log(number),
         "sst" => FileKind::Table(number),
-        _ => return None,
+        _ => {
+            // A stripe: `log.` and a stripe number as `stripe_path` writes
+            // it (from 1, no leading zeros).
+            let index = ext.strip_prefix("log.")?;
+            let strict = index.bytes().all(|b| b.is_ascii_digit())
+                && !index.starts_with('0')
+                && index.parse::<u32>().is_ok();
+            if !strict {
+                return None;
+            }
+            FileKind::LogStripe(number)
+        }
     };
     // Strict: only the exact form `log_file_name` / `table_file_name` write.
     (format!("{number:06}") == stem).then_some(kind)
@@ -105,6 +119,14 @@ mod tests {
     #[test]
     fn numbered_names_parse_only_in_the_form_written() {
         assert_eq!(parse_file_name("000001.log"), Some(FileKind::Log(1)));
+        assert_eq!(
+            parse_file_name("000001.log.1"),
+            Some(FileKind::LogStripe(1))
+        );
+        assert_eq!(
+            parse_file_name("000042.log.16"),
+            Some(FileKind::LogStripe(42))
+        );
         assert_eq!(parse_file_name("000123.sst"), Some(FileKind::Table(123)));
         assert_eq!(
             parse_file_name("1234567.sst"),
@@ -120,6 +142,10 @@ mod tests {
             "01234567.sst",
             "000001.LOG",
             "000001.log.bak",
+            "000001.log.0",
+            "000001.log.01",
+            "000001.log.",
+            "1.log.1",
             "+00001.log",
             ".log",
             "000001",

@@ -6,6 +6,7 @@ use crate::wal::DBRecoveryMode;
 mod compaction;
 mod comparator;
 mod log;
+pub(crate) use log::MAX_WAL_STRIPES;
 mod read_write;
 pub use comparator::CompareFn;
 pub(crate) use comparator::{BYTEWISE_NAME, UserComparator};
@@ -116,6 +117,7 @@ pub struct Options {
     pub(crate) wal_recovery_mode: DBRecoveryMode,
     pub(crate) allow_mmap_writes: bool,
     pub(crate) allow_concurrent_log_write: bool,
+    pub(crate) wal_stripes: usize,
     pub(crate) wal_bytes_per_sync: u64,
     pub(crate) write_group: write_group::Options,
     pub(crate) max_bgerror_resume_count: u32,
@@ -154,6 +156,7 @@ impl Default for Options {
             wal_recovery_mode: DBRecoveryMode::PointInTime,
             allow_mmap_writes: false,
             allow_concurrent_log_write: true,
+            wal_stripes: 0,
             wal_bytes_per_sync: 1 << 20,
             write_group: write_group::Options::default(),
             max_bgerror_resume_count: i32::MAX as u32,
@@ -640,6 +643,12 @@ impl Options {
                  which the AbsoluteConsistency recovery mode refuses"
                     .into(),
             );
+        }
+        if self.wal_stripes > MAX_WAL_STRIPES {
+            return bad(format!(
+                "wal_stripes {} is above {MAX_WAL_STRIPES}",
+                self.wal_stripes
+            ));
         }
         // A group is one log record: its bytes and header must fit one.
         let group_limit = crate::wal::MAX_RECORD_LEN - crate::batch::GROUP_HEADER_LEN;

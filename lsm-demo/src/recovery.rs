@@ -150,6 +150,9 @@ impl Inventory {
                     inv.logs.insert(n);
                     inv.max_number = inv.max_number.max(n);
                 }
+                // Never a number for a new file: a stripe left behind
+                // would be read as part of it.
+                Some(FileKind::LogStripe(n)) => inv.max_number = inv.max_number.max(n),
                 Some(FileKind::Table(n)) => {
                     inv.tables.insert(n);
                     inv.max_number = inv.max_number.max(n);
@@ -303,6 +306,8 @@ pub(crate) fn create_log(
 ) -> Result<Box<dyn WritableFile>> {
     let file = if opts.allow_mmap_writes {
         fs.create_mapped(path)
+    } else if opts.log_stripes() > 0 {
+        fs.create_striped(path, opts.log_stripes())
     } else if opts.logs_take_shared_writes() {
         fs.create_positional(path)
     } else {
@@ -512,7 +517,8 @@ pub(crate) fn set_aside(
     let moved = fs
         .create_dir_all(&lost)
         .and_then(|()| fs.sync_dir(dir))
-        .and_then(|()| fs.rename(path, &target))
+        // A log's stripes go with it (a table has none).
+        .and_then(|()| crate::wal::rename_log(fs, path, &target))
         .and_then(|()| fs.sync_dir(&lost))
         .and_then(|()| fs.sync_dir(dir));
     match moved {
@@ -537,7 +543,7 @@ pub(crate) fn delete_obsolete_files(
     manifest: &mut Manifest,
     log: &InfoLog,
 ) {
-    let gone = |path: PathBuf| match fs.remove_file(&path) {
+    let gone = |path: PathBuf, removed: std::io::Result<()>| match removed {
         Ok(()) => true,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
         Err(e) => {
@@ -545,8 +551,15 @@ pub(crate) fn delete_obsolete_files(
             false
         }
     };
-    manifest.obsolete_logs.retain(|&n| !gone(log_path(dir, n)));
-    manifest
-        .obsolete_tables
-        .retain(|&n| !gone(table_path(dir, n)));
+    manifest.obsolete_logs.retain(|&n| {
+        let path = log_path(dir, n);
+        // With its stripes, if it has any.
+        let removed = crate::wal::remove_log(fs, &path);
+        !gone(path, removed)
+    });
+    manifest.obsolete_tables.retain(|&n| {
+        let path = table_path(dir, n);
+        let removed = fs.remove_file(&path);
+        !gone(path, removed)
+    });
 }

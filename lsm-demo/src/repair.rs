@@ -373,8 +373,7 @@ fn salvage_log(
             in_flight_possible = false;
             if copies_in_flight(fs, path, damage.offset, *last_replayed)? {
                 // From the damage to the end of the file.
-                let size = fs
-                    .file_size(path)
+                let size = crate::wal::log_size(fs, path)
                     .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
                 read.end = LogEnd::TornTail(size - damage.offset);
                 return Ok(read);

@@ -137,7 +137,9 @@ pub use writer::{LogWriter, frame_record};
 
 mod reader;
 pub(crate) use reader::is_record_cut_short;
+mod stripes;
 pub use reader::{LogReader, WalContents, read_all};
+pub(crate) use stripes::{log_size, open_log, remove_log, rename_log};
 
 #[cfg(test)]
 mod tests;

@@ -133,6 +133,7 @@ fn synced_writes_survive_power_loss_skiplist() {
     synced_writers_survive_power_loss(MemtableKind::SkipList, Positional, false, 1);
     synced_writers_survive_power_loss(MemtableKind::SkipList, Positional, true, 2);
     synced_writers_survive_power_loss(MemtableKind::SkipList, Appended, true, 5);
+    synced_writers_survive_power_loss(MemtableKind::SkipList, Striped, true, 7);
 }
 
 #[test]
@@ -216,6 +217,14 @@ fn mixed_writers_keep_every_synced_write_skiplist() {
         );
     }
     mixed_writers_keep_every_synced_write(MemtableKind::SkipList, LogWrites::Appended, 80);
+    // A synced write's sync covers the records of every stripe.
+    for seed in 0..3 {
+        mixed_writers_keep_every_synced_write(
+            MemtableKind::SkipList,
+            LogWrites::Striped,
+            100 + seed,
+        );
+    }
 }
 
 #[test]
@@ -224,20 +233,25 @@ fn mixed_writers_keep_every_synced_write_vector() {
 }
 
 /// How records reach the log: each writer's with a positioned write of its
-/// own (the default), or appended by one thread at a time
-/// (`allow_concurrent_log_write` off). A power loss keeps any set of the
-/// unsynced pages of the first, a prefix of the unsynced bytes of the
-/// second (see `FaultInjectionFs::simulate_crash_torn`).
+/// own (the default), the same into three stripe files (`wal_stripes`), or
+/// appended by one thread at a time (`allow_concurrent_log_write` off). A
+/// power loss keeps any set of the unsynced pages of the first two (of
+/// each file), a prefix of the unsynced bytes of the last (see
+/// `FaultInjectionFs::simulate_crash_torn`).
 #[derive(Clone, Copy, Debug)]
 enum LogWrites {
     Positional,
+    Striped,
     Appended,
 }
 
 impl LogWrites {
     fn options(self, kind: MemtableKind) -> lsm_demo::Options {
         let mut o = options(kind);
-        o.set_allow_concurrent_log_write(matches!(self, LogWrites::Positional));
+        o.set_allow_concurrent_log_write(!matches!(self, LogWrites::Appended));
+        if let LogWrites::Striped = self {
+            o.set_wal_stripes(3);
+        }
         o
     }
 }
@@ -340,6 +354,8 @@ fn unsynced_writes_lose_only_a_tail_skiplist() {
         unsynced_writes_lose_only_a_tail(MemtableKind::SkipList, Positional, 3, 20 + seed);
     }
     unsynced_writes_lose_only_a_tail(MemtableKind::SkipList, Appended, 3, 50);
+    unsynced_writes_lose_only_a_tail(MemtableKind::SkipList, Striped, 0, 51);
+    unsynced_writes_lose_only_a_tail(MemtableKind::SkipList, Striped, 3, 52);
 }
 
 #[test]
@@ -359,6 +375,7 @@ fn unsynced_writes_lose_only_a_tail_vector() {
 fn flush_wal_makes_earlier_unsynced_writes_survive_power_loss() {
     for (kind, log) in [
         (MemtableKind::SkipList, LogWrites::Positional),
+        (MemtableKind::SkipList, LogWrites::Striped),
         (MemtableKind::Vector, LogWrites::Appended),
     ] {
         let fs = FaultInjectionFs::new();

@@ -717,6 +717,32 @@ impl SharedFile {
         matches!(self.backing, Backing::Positional(_) | Backing::Striped(_))
     }
 
+    /// For a [`striped`](Self::striped) file: each stripe asks the
+    /// operating system to start writing its entries back
+    /// ([`PositionedFile::start_writeback`]) once they are `step` bytes
+    /// behind its end, a step at a time, so that a later
+    /// [`sync_data`](Self::sync_data) has little left to write (RocksDB's
+    /// `wal_bytes_per_sync`, per stripe). 0, the default, turns it off;
+    /// other backings ignore it (a positional file's owner can ask its
+    /// file itself).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut log = shared_log_file::SharedFile::create_striped(dir.path().join("wal"), 2).unwrap();
+    /// log.set_stripe_writeback(1 << 20);
+    /// let writers = log.writers();
+    /// for _ in 0..3000 {
+    ///     writers.write(&[7; 1000]).unwrap(); // the writer that crosses a step starts its writeback
+    /// }
+    /// ```
+    pub fn set_stripe_writeback(&self, step: u64) {
+        if let Backing::Striped(stripes) = &self.backing {
+            stripes.set_writeback_step(step);
+        }
+    }
+
     /// How many stripe files the shared writes go to: 0 unless the file is
     /// [`striped`](Self::striped).
     ///

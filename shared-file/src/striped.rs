@@ -81,6 +81,9 @@ fn entry_header(offset: u64, len: u32) -> [u8; ENTRY_HEADER_LEN] {
 pub(crate) struct Stripes {
     primary: Box<dyn PositionedFile>,
     stripes: Box<[Stripe]>,
+    /// Each stripe asks for its entries to be written back once they are
+    /// this many bytes behind its end, a step at a time (0: never).
+    writeback_step: AtomicU64,
 }
 
 /// One stripe file.
@@ -102,6 +105,8 @@ struct Stripe {
 struct Tail {
     /// Where the next entry goes.
     end: u64,
+    /// Where the writeback asked for so far ends.
+    written_back: u64,
     /// The entry being written (header and data in one write), kept
     /// between writes.
     buf: Vec<u8>,
@@ -160,6 +165,7 @@ impl Stripes {
                     file,
                     tail: Mutex::new(Tail {
                         end,
+                        written_back: 0,
                         buf: Vec::new(),
                     }),
                     written: AtomicU64::new(end),
@@ -170,7 +176,17 @@ impl Stripes {
                 })
             })
             .collect::<io::Result<_>>()?;
-        Ok(Stripes { primary, stripes })
+        Ok(Stripes {
+            primary,
+            stripes,
+            writeback_step: AtomicU64::new(0),
+        })
+    }
+
+    /// See [`SharedFile::set_stripe_writeback`](crate::SharedFile::set_stripe_writeback).
+    pub(crate) fn set_writeback_step(&self, step: u64) {
+        // Relaxed: a setting, read by each write; any recent value will do.
+        self.writeback_step.store(step, Ordering::Relaxed);
     }
 
     /// The primary file: where the owner's appends go, what cuts cut.
@@ -227,7 +243,11 @@ impl Stripes {
             drop(tail);
             return self.write_entry(offset, data, path);
         }
-        let Tail { end, buf } = &mut *tail;
+        let Tail {
+            end,
+            written_back,
+            buf,
+        } = &mut *tail;
         buf.clear();
         buf.extend_from_slice(&entry_header(offset, data.len() as u32));
         buf.extend_from_slice(data);
@@ -241,6 +261,17 @@ impl Stripes {
                 // Release: a sync that loads it (Acquire) and then syncs
                 // covers this write, which came before.
                 stripe.written.store(*end, Ordering::Release);
+                // Relaxed: see `set_writeback_step`.
+                let due = writeback_due(
+                    *end,
+                    self.writeback_step.load(Ordering::Relaxed),
+                    written_back,
+                );
+                drop(tail);
+                if let Some((from, to)) = due {
+                    // A hint: a failure only leaves the pages to the sync.
+                    let _ = stripe.file.start_writeback(from, to - from);
+                }
                 Ok(())
             }
             Err(e) => {
@@ -277,6 +308,21 @@ impl Stripes {
         }
         Ok(())
     }
+}
+
+/// The writeback due once a stripe's entries reach `end`: from where the
+/// last one ended to a step behind the last step `end` reached (not the
+/// pages still being filled), in steps of `step` (0: none); moves
+/// `written_back` there.
+fn writeback_due(end: u64, step: u64, written_back: &mut u64) -> Option<(u64, u64)> {
+    if step == 0 {
+        return None;
+    }
+    let behind = (end / step).checked_sub(1)? * step;
+    if behind <= *written_back {
+        return None;
+    }
+    Some((std::mem::replace(written_back, behind), behind))
 }
 
 fn annotate(err: io::Error, op: &str, path: &Path) -> io::Error {

@@ -55,6 +55,10 @@ pub struct CrashArgs {
     /// thread at a time appends the records handed to it).
     #[arg(long, default_value = "1", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub allow_concurrent_log_write: bool,
+    /// Ours: the stripe files each log's writers write into (0: the log
+    /// file itself; see Options::set_wal_stripes).
+    #[arg(long, default_value_t = 0)]
+    pub wal_stripes: usize,
     /// Random seed (0: from the clock).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -87,6 +91,7 @@ pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
         256 << 10,
         a.mmap_write,
         a.allow_concurrent_log_write,
+        a.wal_stripes,
     );
     if a.power_loss {
         return super::power_loss::run(&a, &opts);
@@ -101,6 +106,8 @@ pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
         a.memtablerep,
         if a.mmap_write {
             ", mmap writes"
+        } else if a.allow_concurrent_log_write && a.wal_stripes > 0 {
+            ", striped log"
         } else if a.allow_concurrent_log_write {
             ""
         } else {
@@ -151,6 +158,7 @@ pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
                 "--allow_concurrent_log_write={}",
                 a.allow_concurrent_log_write as u8
             ))
+            .arg(format!("--wal_stripes={}", a.wal_stripes))
             .arg("--report_every_ms=20")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())

@@ -55,6 +55,10 @@ pub struct StressArgs {
     /// thread at a time appends the records handed to it).
     #[arg(long, default_value = "1", value_parser = parse_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub allow_concurrent_log_write: bool,
+    /// Ours: the stripe files each log's writers write into (0: the log
+    /// file itself; see Options::set_wal_stripes).
+    #[arg(long, default_value_t = 0)]
+    pub wal_stripes: usize,
     /// Print a `progress:` line (acknowledged writes, operations) every
     /// this many milliseconds (0: never). `crashtest` reads it.
     #[arg(long, default_value_t = 0)]
@@ -93,11 +97,13 @@ pub(crate) fn options(
     write_buffer_size: usize,
     mmap_write: bool,
     concurrent_log_write: bool,
+    wal_stripes: usize,
 ) -> Options {
     let mut o = Options::default();
     o.create_if_missing(true)
         .set_allow_mmap_writes(mmap_write)
-        .set_allow_concurrent_log_write(concurrent_log_write);
+        .set_allow_concurrent_log_write(concurrent_log_write)
+        .set_wal_stripes(wal_stripes);
     o.set_write_buffer_size(write_buffer_size);
     // Up to three frozen memtables: flushes can fall behind, so recovery
     // meets several logs that are still needed.
@@ -130,6 +136,7 @@ pub fn stress(a: StressArgs) -> Result<(), Error> {
         a.write_buffer_size,
         a.mmap_write,
         a.allow_concurrent_log_write,
+        a.wal_stripes,
     );
     opts.validate().map_err(|e| Error::usage(e.to_string()))?;
     let expected = expected_path(&a.db, &a.expected);

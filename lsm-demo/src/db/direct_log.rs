@@ -74,6 +74,9 @@ impl Shared {
             Some(shared) => {
                 let size = log.writer.as_ref().map_or(0, LogWriter::size);
                 closed.restart_bytes(size, shared.grown());
+                // A striped log's stripes write back behind themselves (the
+                // log's own writeback covers the log file).
+                shared.set_stripe_writeback(self.opts.wal_bytes_per_sync);
             }
             // Drain passes take the records: the bytes mean nothing.
             None => closed.restart_bytes(0, u64::MAX),

@@ -161,7 +161,7 @@ impl Shared {
             Err(e) => {
                 // The old log stays current. The new one never takes a
                 // record; recovery skips it if it stays (see `recovery`).
-                let _ = self.fs.remove_file(&path);
+                let _ = crate::wal::remove_log(&*self.fs, &path);
                 return Err(e);
             }
         };
@@ -185,7 +185,7 @@ impl Shared {
                 Ok(()) => old.sync(),
                 Err(e) => {
                     // Nothing names the new log: as above.
-                    let _ = self.fs.remove_file(&path);
+                    let _ = crate::wal::remove_log(&*self.fs, &path);
                     Err(e)
                 }
             };

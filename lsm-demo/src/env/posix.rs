@@ -239,6 +239,36 @@ impl FileSystem for PosixFs {
         self.create(path)
     }
 
+    /// On Linux, a file whose writers write with `pwrite` into `stripes`
+    /// stripe files beside it (see [`FileSystem::create_striped`]); off
+    /// Linux, the file is written as by [`create`](FileSystem::create).
+    fn create_striped(&self, path: &Path, stripes: usize) -> io::Result<Box<dyn WritableFile>> {
+        #[cfg(target_os = "linux")]
+        {
+            // The stripes first: a crash before the log file is made
+            // leaves no stripe bytes newer than the file.
+            let files = (1..=stripes)
+                .map(|i| {
+                    let p = shared_log_file::stripe_path(path, i);
+                    let file = create_truncated(&p, false)?;
+                    // Tests hold or fail its writes (see `write_hooks`).
+                    #[cfg(test)]
+                    let file = write_hooks::Hooked::new(file, &p);
+                    Ok(Box::new(file) as Box<dyn shared_log_file::PositionedFile>)
+                })
+                .collect::<io::Result<_>>()?;
+            let file = create_truncated(path, false)?;
+            let shared = shared_log_file::SharedFile::striped(file, files, path)
+                .map_err(|e| annotate(e, "create", path))?;
+            Ok(Box::new(SharedWritableFile::striped(shared)))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = stripes;
+            self.create(path)
+        }
+    }
+
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         let file = OpenOptions::new()
             .append(true)
@@ -407,6 +437,10 @@ pub(crate) mod write_hooks {
 
         fn sync_data(&self) -> io::Result<()> {
             File::sync_data(&self.file)
+        }
+
+        fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+            shared_log_file::PositionedFile::start_writeback(&self.file, offset, len)
         }
     }
 }

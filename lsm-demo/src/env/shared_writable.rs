@@ -27,6 +27,27 @@ impl SharedWritableFile {
             sync,
         }
     }
+
+    /// The handle of a striped `shared`, whose sync handle syncs it through
+    /// [`SharedFile::sync_data`] (the primary, then every stripe written
+    /// since the last sync).
+    pub(super) fn striped(shared: SharedFile) -> SharedWritableFile {
+        let shared = Arc::new(shared);
+        SharedWritableFile {
+            sync: Arc::new(SyncShared(shared.clone())),
+            shared,
+        }
+    }
+}
+
+/// Syncs a [`SharedFile`] beside its writers.
+#[derive(Debug)]
+struct SyncShared(Arc<SharedFile>);
+
+impl FileSync for SyncShared {
+    fn sync(&self) -> io::Result<()> {
+        self.0.sync_data()
+    }
 }
 
 impl WritableFile for SharedWritableFile {

@@ -151,10 +151,6 @@ impl Options {
         self.allow_concurrent_log_write = v;
         self
     }
-    /// Whether logged writers write their own records, each at bytes it
-    /// reserves with its sequence numbers (through a map, or with a
-    /// `pwrite` each), where the file system allows it: else they hand
-    /// them to one appender at a time.
     /// RocksDB's `wal_bytes_per_sync`: every `bytes` written to the log,
     /// asks the kernel to start writing the log out (`sync_file_range`,
     /// without waiting), a step of `bytes` behind the writes. It makes
@@ -186,9 +182,71 @@ impl Options {
         self.wal_bytes_per_sync = bytes;
         self
     }
+    /// Into how many stripe files each log's writers write their records:
+    /// 0 (the default) writes every record into the log file itself. With
+    /// `n` stripes, under [`Options::set_allow_concurrent_log_write`] (and
+    /// not [`Options::set_allow_mmap_writes`]), each writer writes its
+    /// record with a `pwrite` into a stripe that no other writer is writing
+    /// (its own while writers are no more than stripes), beside the log
+    /// file (`000007.log.1` to `000007.log.n`), as an entry that says where
+    /// in the log its record belongs (see
+    /// [`SharedFile::striped`](crate::env::SharedFile::striped)). Linux takes a file's lock
+    /// for every buffered write, so writers that share one log file queue
+    /// in the kernel; a stripe each, they do not.
+    ///
+    /// Log order is still sequence order, and a log reads back (in
+    /// recovery, `verify`, `repair` and [`DB::get_updates_since`]) as the
+    /// log file with its stripes' records in place: the guarantees and the
+    /// recovery are those of [`Options::set_allow_concurrent_log_write`].
+    /// The cost falls on syncs: a `sync` write, a memtable switch and a
+    /// close sync every stripe written since the last sync. The stripes of
+    /// a log are deleted with it; a database written with stripes opens
+    /// with any setting. At most 64.
+    ///
+    /// [`DB::get_updates_since`]: crate::DB::get_updates_since
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use lsm_demo::{DB, Options};
+    ///
+    /// let mut opts = Options::default();
+    /// opts.create_if_missing(true).set_wal_stripes(2);
+    /// let db = DB::open(&opts, dir.path()).unwrap();
+    /// db.put(b"k", b"v").unwrap(); // into a stripe of the log
+    /// drop(db);
+    /// # #[cfg(target_os = "linux")]
+    /// assert!(std::fs::read_dir(dir.path()).unwrap()
+    ///     .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".log.1")));
+    /// let db = DB::open(&Options::default(), dir.path()).unwrap(); // replays log and stripes
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    ///
+    /// opts.set_wal_stripes(65);
+    /// assert!(opts.validate().is_err());
+    /// ```
+    pub fn set_wal_stripes(&mut self, stripes: usize) -> &mut Self {
+        self.wal_stripes = stripes;
+        self
+    }
+    /// Whether logged writers write their own records, each at bytes it
+    /// reserves with its sequence numbers (through a map, or with a
+    /// `pwrite` each), where the file system allows it: else they hand
+    /// them to one appender at a time.
     pub(crate) fn logs_take_shared_writes(&self) -> bool {
         self.allow_mmap_writes
             || (self.allow_concurrent_log_write
                 && self.wal_recovery_mode != DBRecoveryMode::AbsoluteConsistency)
     }
+    /// The stripes of a new log (see [`Options::set_wal_stripes`]): none
+    /// unless writers write their own records with a `pwrite` each.
+    pub(crate) fn log_stripes(&self) -> usize {
+        if self.allow_mmap_writes || !self.logs_take_shared_writes() {
+            return 0;
+        }
+        self.wal_stripes
+    }
 }
+
+/// The most stripes a log may have.
+pub(crate) const MAX_WAL_STRIPES: usize = 64;

@@ -258,8 +258,7 @@ impl<'a> Replay<'a> {
             }
             // After the point in time: dropped whole, kept as evidence
             // unless it holds nothing (an unused last log is known to).
-            let size = fs
-                .file_size(&path)
+            let size = crate::wal::log_size(fs, &path)
                 .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
             if size > FILE_HEADER_LEN as u64 && i <= last_written {
                 let why = stopped.as_deref().unwrap_or_default();
@@ -304,9 +303,7 @@ impl<'a> Replay<'a> {
         let mut kept = Vec::with_capacity(logs.len());
         for &n in earlier {
             let path = log_path(self.dir, n);
-            let size = self
-                .fs
-                .file_size(&path)
+            let size = crate::wal::log_size(self.fs, &path)
                 .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
             if size <= FILE_HEADER_LEN as u64 || holds_no_record(self.fs, &path)? {
                 info!(
@@ -367,7 +364,7 @@ impl<'a> Replay<'a> {
                     stats.damaged_ranges += 1;
                     outcome.lost_more_than_a_tail = true;
                     if stop {
-                        let size = self.fs.file_size(path).unwrap_or(offset);
+                        let size = crate::wal::log_size(self.fs, path).unwrap_or(offset);
                         stats.bytes_dropped += size.saturating_sub(offset);
                         outcome.stopped = true;
                         return Ok(outcome);
@@ -494,7 +491,8 @@ pub(crate) fn copies_in_flight(
         return Ok(false);
     }
     let read = |e| Error::io(format!("reading {}", path.display()), e);
-    let file = fs.open_random(path).map_err(read)?;
+    // With stripes, the view of the log and its stripes.
+    let file = crate::wal::open_log(fs, path).map_err(read)?;
     let size = file.size().map_err(read)?;
     // Positional: right after the records, or in a record cut short.
     let after = size - records_end;

@@ -121,9 +121,9 @@ impl LogReader {
     /// ```
     pub fn open(fs: &dyn FileSystem, path: &Path, mode: DBRecoveryMode) -> Result<Self, WalError> {
         let file = Some(path.to_path_buf());
-        let opened = fs
-            .open_random(path)
-            .and_then(|source| source.size().map(|len| (source, len)));
+        // A striped log reads as its file with its stripes' records in place.
+        let opened =
+            super::open_log(fs, path).and_then(|source| source.size().map(|len| (source, len)));
         match opened {
             Ok((source, len)) => Self::with_source(source, len, mode, file),
             Err(source) => Err(WalError::Io { file, source }),

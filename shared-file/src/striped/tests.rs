@@ -1,7 +1,7 @@
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{ENTRY_HEADER_LEN, MAX_ENTRY_LEN, STRIPE_MAGIC, entry_header};
+use super::{ENTRY_HEADER_LEN, MAX_ENTRY_LEN, STRIPE_MAGIC, entry_header, writeback_due};
 use crate::tests::{MemFile, pattern};
 use crate::{PositionedFile, SharedFile, StripedView, stripe_path};
 
@@ -300,4 +300,25 @@ fn writers_fill_real_striped_files() {
     let primary = std::fs::read(&path).unwrap();
     assert_eq!(primary.len(), bytes.len());
     assert!(primary[4..primary.len() - 4].iter().all(|&b| b == 0));
+}
+
+/// Writeback a step behind the end, from where the last one ended, never
+/// twice over the same bytes.
+#[test]
+fn writeback_runs_a_step_behind_each_stripe() {
+    let mut back = 0;
+    assert_eq!(
+        writeback_due(10 << 20, 0, &mut back),
+        None,
+        "0 turns it off"
+    );
+    assert_eq!(
+        writeback_due(150, 100, &mut back),
+        None,
+        "in the first step"
+    );
+    assert_eq!(writeback_due(250, 100, &mut back), Some((0, 100)));
+    assert_eq!(writeback_due(299, 100, &mut back), None, "done already");
+    assert_eq!(writeback_due(620, 100, &mut back), Some((100, 500)));
+    assert_eq!(back, 500);
 }

@@ -81,6 +81,10 @@ pub struct BenchArgs {
     /// appending every record handed to it.
     #[arg(long, default_value = "true", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub allow_concurrent_log_write: bool,
+    /// Ours: the stripe files each log's writers write into (0: the log
+    /// file itself), so that they do not queue on one file in the kernel.
+    #[arg(long, default_value_t = 0)]
+    pub wal_stripes: usize,
     /// Start writing the log back every this many bytes (0: never).
     #[arg(long, default_value_t = 1 << 20)]
     pub wal_bytes_per_sync: u64,
@@ -264,6 +268,7 @@ pub(super) fn db_options(args: &BenchArgs, rep: MemtableRep) -> Options {
     o.set_unordered_write(args.unordered_write);
     o.set_allow_mmap_writes(args.mmap_write);
     o.set_allow_concurrent_log_write(args.allow_concurrent_log_write)
+        .set_wal_stripes(args.wal_stripes)
         .set_wal_bytes_per_sync(args.wal_bytes_per_sync);
     o.set_group_commit_wait(args.group_commit_wait);
     args.compaction.apply(&mut o);

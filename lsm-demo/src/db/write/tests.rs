@@ -40,26 +40,41 @@ fn logged_ranges(dir: &std::path::Path) -> Vec<Vec<(u64, u64)>> {
 /// memtable switches: every log holds its records in sequence order,
 /// and the logs follow each other in it (replay refuses anything else),
 /// whether drain passes write the records or their writers do (with a
-/// `pwrite` each, or, with `allow_mmap_writes`, a copy into the map).
+/// `pwrite` each, into the log file or into two stripes, or, with
+/// `allow_mmap_writes`, a copy into the map).
 #[test]
 fn concurrent_writers_fill_the_logs_in_sequence_order() {
     for buffer in [64 << 10, 64 << 20] {
-        for (concurrent, mapped) in [(false, false), (true, false), (false, true)] {
-            fill_logs_from_concurrent_writers(buffer, concurrent, mapped);
+        for (concurrent, mapped, stripes) in [
+            (false, false, 0),
+            (true, false, 0),
+            (true, false, 2),
+            (false, true, 0),
+        ] {
+            fill_logs_from_concurrent_writers(buffer, concurrent, mapped, stripes);
         }
     }
 }
 
-fn fill_logs_from_concurrent_writers(buffer: usize, concurrent: bool, mapped: bool) {
+fn fill_logs_from_concurrent_writers(
+    buffer: usize,
+    concurrent: bool,
+    mapped: bool,
+    stripes: usize,
+) {
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_write_buffer_size(buffer);
     o.set_max_write_buffer_number(64); // keep the logs of frozen memtables a while
     o.set_allow_mmap_writes(mapped);
-    o.set_allow_concurrent_log_write(concurrent);
+    o.set_allow_concurrent_log_write(concurrent)
+        .set_wal_stripes(stripes);
     let db = DB::open(&o, dir.path()).unwrap();
     assert_eq!(db.shared.copies_directly(), mapped || concurrent);
+    let current = log_path(dir.path(), db.shared.log.lock().number);
+    let stripe = shared_log_file::stripe_path(&current, stripes.max(1));
+    assert_eq!(stripe.exists(), stripes > 0);
     let (threads, per_thread) = (4u64, 1500u64);
     let logged = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|s| {
@@ -168,15 +183,27 @@ fn a_batch_larger_than_a_log_record_is_refused_before_it_is_written() {
 }
 
 /// The log that writers write at once, with `hook` called before each
-/// `pwrite` (see `env::write_hooks`).
+/// `pwrite` (see `env::write_hooks`), into the log file or its stripes.
 fn fail_log_writes(db: &DB, hook: impl Fn(u64) -> std::io::Result<()> + Send + Sync + 'static) {
     let log = db.shared.log.lock();
-    assert!(
-        log.shared.is_some(),
-        "writers write the default log themselves"
-    );
+    let shared = log
+        .shared
+        .as_ref()
+        .expect("writers write the log themselves");
     let path = crate::filename::log_path(&db.shared.dir, log.number);
-    crate::env::write_hooks::set(&path, std::sync::Arc::new(hook));
+    let hook: crate::env::write_hooks::Hook = std::sync::Arc::new(hook);
+    for i in 1..=shared.stripes() {
+        crate::env::write_hooks::set(&shared_log_file::stripe_path(&path, i), hook.clone());
+    }
+    crate::env::write_hooks::set(&path, hook);
+}
+
+/// Options for the failure tests: the default log, or the same written
+/// into `stripes` stripes.
+fn failing_options(stripes: usize) -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true).set_wal_stripes(stripes);
+    o
 }
 
 fn disk_error() -> std::io::Error {
@@ -187,9 +214,14 @@ fn disk_error() -> std::io::Error {
 /// after it, and the database reopens at the writes before it.
 #[test]
 fn a_failed_log_write_fails_its_writer_and_every_later_one() {
+    for stripes in [0, 2] {
+        failed_log_write_fails_later_ones(stripes);
+    }
+}
+
+fn failed_log_write_fails_later_ones(stripes: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let mut o = Options::default();
-    o.create_if_missing(true);
+    let o = failing_options(stripes);
     let db = DB::open(&o, dir.path()).unwrap();
     db.put(b"before", b"v").unwrap();
     let failed = std::sync::atomic::AtomicBool::new(false);
@@ -217,16 +249,16 @@ fn a_failed_log_write_fails_its_writer_and_every_later_one() {
 /// too, though its range was published before its insert.
 #[test]
 fn a_write_behind_a_failed_one_fails_though_its_own_record_was_written() {
-    for unordered in [false, true] {
-        write_behind_a_failed_one(unordered);
+    for (unordered, stripes) in [(false, 0), (true, 0), (false, 2), (true, 2)] {
+        write_behind_a_failed_one(unordered, stripes);
     }
 }
 
-fn write_behind_a_failed_one(unordered: bool) {
+fn write_behind_a_failed_one(unordered: bool, stripes: usize) {
     use std::sync::mpsc;
     let dir = tempfile::tempdir().unwrap();
-    let mut o = Options::default();
-    o.create_if_missing(true).set_unordered_write(unordered);
+    let mut o = failing_options(stripes);
+    o.set_unordered_write(unordered);
     let db = DB::open(&o, dir.path()).unwrap();
     db.put(b"before", b"v").unwrap();
     let (entered, first_entered) = mpsc::channel();
@@ -276,16 +308,18 @@ fn write_behind_a_failed_one(unordered: bool) {
 fn no_write_acknowledged_behind_a_failed_log_write_is_lost() {
     use std::collections::BTreeSet;
     use std::sync::atomic::AtomicUsize;
-    for (unordered, fail_at) in [
-        (false, 1),
-        (false, 150),
-        (false, 700),
-        (true, 150),
-        (true, 700),
+    for (unordered, fail_at, stripes) in [
+        (false, 1, 0),
+        (false, 150, 0),
+        (false, 700, 0),
+        (true, 150, 0),
+        (true, 700, 0),
+        (false, 150, 2),
+        (true, 700, 3),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let mut o = Options::default();
-        o.create_if_missing(true).set_unordered_write(unordered);
+        let mut o = failing_options(stripes);
+        o.set_unordered_write(unordered);
         let db = DB::open(&o, dir.path()).unwrap();
         let calls = AtomicUsize::new(0);
         fail_log_writes(&db, move |_| {

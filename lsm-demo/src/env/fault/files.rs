@@ -287,6 +287,32 @@ impl FileSystem for FaultInjectionFs {
         Ok(Box::new(file))
     }
 
+    /// On Linux, a file whose shared writes go into `stripes` stripe files
+    /// (see [`FileSystem::create_striped`]), each written positionally: a
+    /// power loss keeps any set of each file's unsynced pages. Off Linux,
+    /// as [`create`](FileSystem::create).
+    fn create_striped(&self, path: &Path, stripes: usize) -> io::Result<Box<dyn WritableFile>> {
+        #[cfg(target_os = "linux")]
+        {
+            let files = (1..=stripes)
+                .map(|i| {
+                    let p = shared_log_file::stripe_path(path, i);
+                    let file = self.open_writable(&p, Opening::CreatePositional, "create")?;
+                    Ok(Box::new(file.handle) as Box<dyn shared_log_file::PositionedFile>)
+                })
+                .collect::<io::Result<_>>()?;
+            let file = self.open_writable(path, Opening::CreatePositional, "create")?;
+            let path = file.handle.path.clone();
+            let shared = shared_log_file::SharedFile::striped(file.handle, files, path)?;
+            Ok(Box::new(SharedWritableFile::striped(shared)))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = stripes;
+            self.create(path)
+        }
+    }
+
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         Ok(Box::new(self.open_writable(
             path,
