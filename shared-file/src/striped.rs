@@ -79,11 +79,64 @@ fn entry_header(offset: u64, len: u32) -> [u8; ENTRY_HEADER_LEN] {
 
 /// The primary file and its stripes.
 pub(crate) struct Stripes {
-    primary: Box<dyn PositionedFile>,
+    primary: Primary,
     stripes: Box<[Stripe]>,
     /// Each stripe asks for its entries to be written back once they are
     /// this many bytes behind its end, a step at a time (0: never).
     writeback_step: AtomicU64,
+}
+
+/// The primary file, which counts its changes, so that a sync skips it
+/// when nothing changed since the last (the owner appends only a header
+/// and a trailer: most syncs find it clean).
+#[derive(Debug)]
+struct Primary {
+    file: Box<dyn PositionedFile>,
+    /// Writes and cuts so far.
+    changes: AtomicU64,
+    /// The changes that a completed sync covered.
+    synced: AtomicU64,
+}
+
+impl Primary {
+    /// Counts a change, once it is made.
+    fn changed<T>(&self, made: io::Result<T>) -> io::Result<T> {
+        // Release: a sync that loads it (Acquire) covers the change.
+        self.changes.fetch_add(1, Ordering::Release);
+        made
+    }
+
+    /// Syncs the file unless no change came since a sync covered them all.
+    fn sync_data(&self) -> io::Result<()> {
+        // Acquire: pairs with `changed`; every change made before this
+        // call is counted in it.
+        let changes = self.changes.load(Ordering::Acquire);
+        // Relaxed: as a stripe's `synced`.
+        if self.synced.load(Ordering::Relaxed) >= changes {
+            return Ok(());
+        }
+        self.file.sync_data()?;
+        self.synced.fetch_max(changes, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl PositionedFile for Primary {
+    fn write_all_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        self.changed(self.file.write_all_at(data, offset))
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.changed(self.file.set_len(len))
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        Primary::sync_data(self)
+    }
+
+    fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+        self.file.start_writeback(offset, len)
+    }
 }
 
 /// One stripe file.
@@ -177,7 +230,11 @@ impl Stripes {
             })
             .collect::<io::Result<_>>()?;
         Ok(Stripes {
-            primary,
+            primary: Primary {
+                file: primary,
+                changes: AtomicU64::new(0),
+                synced: AtomicU64::new(0),
+            },
             stripes,
             writeback_step: AtomicU64::new(0),
         })
@@ -191,7 +248,7 @@ impl Stripes {
 
     /// The primary file: where the owner's appends go, what cuts cut.
     pub(crate) fn primary(&self) -> &dyn PositionedFile {
-        &*self.primary
+        &self.primary
     }
 
     /// How many stripes there are.
@@ -285,7 +342,7 @@ impl Stripes {
     }
 
     /// Makes every returned write durable: the primary's, then each
-    /// stripe's written since a sync last covered it.
+    /// stripe's, each synced only if written since a sync last covered it.
     pub(crate) fn sync_data(&self, path: &Path) -> io::Result<()> {
         self.primary
             .sync_data()
