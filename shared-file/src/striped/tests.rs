@@ -333,3 +333,16 @@ fn writeback_runs_a_step_behind_each_stripe() {
     assert_eq!(writeback_due(620, 100, &mut back), Some((100, 500)));
     assert_eq!(back, 500);
 }
+
+/// The stripe format, byte for byte: a change to it must be deliberate
+/// (files written before would no longer read).
+#[test]
+fn the_entry_header_format_is_fixed() {
+    let header = entry_header(4, 4);
+    assert_eq!(&header[..12], &[4, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0]);
+    assert_eq!(
+        u32::from_le_bytes(header[12..].try_into().unwrap()),
+        0x4b60_15e3
+    );
+    assert_eq!(&STRIPE_MAGIC, b"SLFSTRP1");
+}
