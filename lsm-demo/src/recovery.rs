@@ -9,6 +9,7 @@
 //! | `MANIFEST` | the live table files and the counters; its presence makes the directory a database |
 //! | `MANIFEST.tmp` | a manifest being written, renamed over `MANIFEST` once durable |
 //! | `NNNNNN.log` | write-ahead logs, replayed on open from the manifest's log number on |
+//! | `NNNNNN.log.K` | the stripes of a log written into stripes (`Options::set_wal_stripes`), read, moved and deleted with it |
 //! | `NNNNNN.sst` | sorted table files |
 //! | `LOCK` | advisory lock held while a `DB` is open |
 //! | `LOG`, `LOG.old` | the info log of this open and of the one before |

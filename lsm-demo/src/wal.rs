@@ -15,6 +15,13 @@
 //! record = length:u32 LE  payload_crc:u32 LE  header_crc:u32 LE  payload
 //! ```
 //!
+//! A log written into stripes
+//! ([`Options::set_wal_stripes`](crate::Options::set_wal_stripes)) is a
+//! version-3 log whose records lie in stripe files beside it (`NNNNNN.log.1`
+//! on; see [`SharedFile::striped`](crate::env::SharedFile::striped)), a
+//! hole in the log file where each belongs. [`LogReader::open`] reads it
+//! as the log file with its stripes' records in place.
+//!
 //! `previous_log` is the number of the log written before this one (0 when
 //! none is known): recovery follows the chain and notices a log missing
 //! from the middle, which sequence numbers alone cannot show (writes made
