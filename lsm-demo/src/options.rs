@@ -156,7 +156,7 @@ impl Default for Options {
             wal_recovery_mode: DBRecoveryMode::PointInTime,
             allow_mmap_writes: false,
             allow_concurrent_log_write: true,
-            wal_stripes: 0,
+            wal_stripes: log::DEFAULT_WAL_STRIPES,
             wal_bytes_per_sync: 1 << 20,
             write_group: write_group::Options::default(),
             max_bgerror_resume_count: i32::MAX as u32,

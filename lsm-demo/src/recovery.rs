@@ -314,7 +314,12 @@ pub(crate) fn create_log(
     } else {
         fs.create(path)
     };
-    file.map_err(|e| Error::io(format!("creating {}", path.display()), e))
+    file.map_err(|e| {
+        // The stripes made before the failure go (and the file, if made):
+        // the log's number is not used again.
+        let _ = crate::wal::remove_log(fs, path);
+        Error::io(format!("creating {}", path.display()), e)
+    })
 }
 
 /// Writes the manifest of a new, empty database in `dir`.

@@ -167,9 +167,11 @@ fn log_writeback_is_started_per_step_and_may_fail() {
         for failing in [false, true] {
             let fs = FaultInjectionFs::new();
             let mut o = options(MemtableKind::SkipList);
+            // The log file's own writeback (stripes start theirs per stripe).
             o.set_write_buffer_size(4 << 20)
                 .set_wal_bytes_per_sync(STEP)
-                .set_allow_concurrent_log_write(positional);
+                .set_allow_concurrent_log_write(positional)
+                .set_wal_stripes(0);
             if failing {
                 fs.fail_after(FaultOp::Writeback, 0);
             }
@@ -210,7 +212,8 @@ fn log_writeback_beside_concurrent_writers_and_switches() {
         let fs = FaultInjectionFs::new();
         let mut o = options(MemtableKind::SkipList);
         o.set_wal_bytes_per_sync(4 << 10)
-            .set_allow_concurrent_log_write(positional);
+            .set_allow_concurrent_log_write(positional)
+            .set_wal_stripes(0);
         let db = open(&fs, &o).unwrap();
         let model = std::thread::scope(|s| {
             let writers: Vec<_> = (0..THREADS)

@@ -129,7 +129,7 @@ fn database_of(puts: u32, batches: Vec<WriteBatch>) -> (tempfile::TempDir, PathB
 }
 
 /// `database_of`, its log mapped or (`mapped` false) written with a
-/// `pwrite` per writer, the default.
+/// `pwrite` per writer into the log file itself (no stripes).
 fn database_written(
     puts: u32,
     batches: Vec<WriteBatch>,
@@ -137,7 +137,9 @@ fn database_written(
 ) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = Options::default();
-    opts.create_if_missing(true).set_allow_mmap_writes(mapped);
+    opts.create_if_missing(true)
+        .set_allow_mmap_writes(mapped)
+        .set_wal_stripes(0);
     let db = DB::open(&opts, dir.path()).unwrap();
     for i in 0..puts {
         db.put(format!("k{i:03}"), value(i)).unwrap();

@@ -233,7 +233,7 @@ fn mixed_writers_keep_every_synced_write_vector() {
 }
 
 /// How records reach the log: each writer's with a positioned write of its
-/// own (the default), the same into three stripe files (`wal_stripes`), or
+/// own into the log file, the same into three stripe files (`wal_stripes`), or
 /// appended by one thread at a time (`allow_concurrent_log_write` off). A
 /// power loss keeps any set of the unsynced pages of the first two (of
 /// each file), a prefix of the unsynced bytes of the last (see
@@ -248,10 +248,11 @@ enum LogWrites {
 impl LogWrites {
     fn options(self, kind: MemtableKind) -> lsm_demo::Options {
         let mut o = options(kind);
-        o.set_allow_concurrent_log_write(!matches!(self, LogWrites::Appended));
-        if let LogWrites::Striped = self {
-            o.set_wal_stripes(3);
-        }
+        o.set_allow_concurrent_log_write(!matches!(self, LogWrites::Appended))
+            .set_wal_stripes(match self {
+                LogWrites::Striped => 3,
+                _ => 0,
+            });
         o
     }
 }

@@ -363,7 +363,9 @@ fn stray_log_names_are_neither_replayed_nor_deleted() {
 fn only_files_the_database_retired_are_deleted() {
     let fs = FaultInjectionFs::new();
     let mut o = options();
-    o.set_level_zero_file_num_compaction_trigger(2);
+    // One file per log, so the listing below is the same on every system.
+    o.set_level_zero_file_num_compaction_trigger(2)
+        .set_wal_stripes(0);
     let db = open(&fs, &o).unwrap();
     // A table-named file of ours that no manifest knows, numbered ahead.
     write_file(&fs, &dir().join("000077.sst"), b"not ours after all");
@@ -469,7 +471,9 @@ fn manifests_that_contradict_themselves_are_refused_without_a_panic() {
 fn a_full_disk_during_a_flush_is_no_space_and_the_database_resumes_on_its_own() {
     let fs = FaultInjectionFs::new();
     let mut o = options();
-    o.set_bgerror_resume_retry_interval(5_000);
+    // One file per log: the flush's new log is one `create`.
+    o.set_bgerror_resume_retry_interval(5_000)
+        .set_wal_stripes(0);
     let db = open(&fs, &o).unwrap();
     db.put_opt(b"a", b"1", &sync()).unwrap();
     fs.set_error_kind(FaultOp::Create, io::ErrorKind::StorageFull);
@@ -685,7 +689,10 @@ fn repair_and_verify_refuse_another_stores_database() {
 #[test]
 fn verify_names_a_damaged_log_record() {
     let fs = FaultInjectionFs::new();
-    let db = open(&fs, &options()).unwrap();
+    let mut o = options();
+    // The records in the log file itself, where the test damages them.
+    o.set_wal_stripes(0);
+    let db = open(&fs, &o).unwrap();
     db.put_opt(b"a", b"1", &sync()).unwrap();
     db.put_opt(b"b", b"2", &sync()).unwrap();
     drop(db);

@@ -57,7 +57,7 @@ pub struct CrashArgs {
     pub allow_concurrent_log_write: bool,
     /// Ours: the stripe files each log's writers write into (0: the log
     /// file itself; see Options::set_wal_stripes).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 8)]
     pub wal_stripes: usize,
     /// Random seed (0: from the clock).
     #[arg(long, default_value_t = 0)]
@@ -106,8 +106,8 @@ pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
         a.memtablerep,
         if a.mmap_write {
             ", mmap writes"
-        } else if a.allow_concurrent_log_write && a.wal_stripes > 0 {
-            ", striped log"
+        } else if a.allow_concurrent_log_write && a.wal_stripes == 0 {
+            ", one log file"
         } else if a.allow_concurrent_log_write {
             ""
         } else {

@@ -57,7 +57,7 @@ pub struct StressArgs {
     pub allow_concurrent_log_write: bool,
     /// Ours: the stripe files each log's writers write into (0: the log
     /// file itself; see Options::set_wal_stripes).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 8)]
     pub wal_stripes: usize,
     /// Print a `progress:` line (acknowledged writes, operations) every
     /// this many milliseconds (0: never). `crashtest` reads it.

@@ -83,7 +83,7 @@ pub struct BenchArgs {
     pub allow_concurrent_log_write: bool,
     /// Ours: the stripe files each log's writers write into (0: the log
     /// file itself), so that they do not queue on one file in the kernel.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 8)]
     pub wal_stripes: usize,
     /// Start writing the log back every this many bytes (0: never).
     #[arg(long, default_value_t = 1 << 20)]
