@@ -717,6 +717,34 @@ impl SharedFile {
         matches!(self.backing, Backing::Positional(_) | Backing::Striped(_))
     }
 
+    /// Asks the operating system to start writing `len` bytes of the file
+    /// from `offset` back to the disk, without waiting
+    /// ([`PositionedFile::start_writeback`]: `sync_file_range` on Linux),
+    /// so that a later sync has less to write; it makes nothing durable.
+    /// Of a [`striped`](Self::striped) file, the primary's bytes there
+    /// (the stripes write back behind themselves: see
+    /// [`set_stripe_writeback`](Self::set_stripe_writeback)).
+    ///
+    /// # Errors
+    ///
+    /// The request's, naming the file; callers treat it as a hint.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut log = shared_log_file::SharedFile::create_positional(dir.path().join("wal")).unwrap();
+    /// log.writers().write(&[7; 8192]).unwrap();
+    /// log.start_writeback(0, 4096).unwrap(); // the first page is on its way
+    /// log.sync().unwrap(); // the rest, and the wait
+    /// ```
+    pub fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+        self.backing
+            .file()
+            .start_writeback(offset, len)
+            .map_err(|e| annotate(e, "start writeback of", &self.path))
+    }
+
     /// For a [`striped`](Self::striped) file: each stripe asks the
     /// operating system to start writing its entries back
     /// ([`PositionedFile::start_writeback`]) once they are `step` bytes
@@ -740,6 +768,15 @@ impl SharedFile {
     pub fn set_stripe_writeback(&self, step: u64) {
         if let Backing::Striped(stripes) = &self.backing {
             stripes.set_writeback_step(step);
+        }
+    }
+
+    /// The stripes of a striped file, for tests.
+    #[cfg(test)]
+    pub(crate) fn striped_backing(&self) -> Option<&Stripes> {
+        match &self.backing {
+            Backing::Striped(stripes) => Some(stripes),
+            _ => None,
         }
     }
 

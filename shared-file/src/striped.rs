@@ -5,8 +5,11 @@
 //! Linux takes a file's lock for every buffered write into it, so threads
 //! that `pwrite` one file queue in the kernel; each stripe is a file of its
 //! own, with a lock of its own. The owner's appends (a header, a trailer)
-//! go to the primary file at the file's size; the writers' bytes leave a
-//! hole there and live in the stripes.
+//! go to the primary file at the file's size. So does a shared write that
+//! finds the primary free, at its own offset (no entry: a lone writer pays
+//! nothing for the stripes), until two writers meet there: from then on
+//! every writer writes into stripes (appends, each stripe's pages filled
+//! in turn), leaving holes in the primary where their bytes belong.
 //!
 //! # Stripe format
 //!
@@ -87,11 +90,20 @@ pub(crate) struct Stripes {
 }
 
 /// The primary file, which counts its changes, so that a sync skips it
-/// when nothing changed since the last (the owner appends only a header
-/// and a trailer: most syncs find it clean).
+/// when nothing changed since the last (when writers write into stripes,
+/// the owner appends only a header and a trailer: most syncs find it
+/// clean).
 #[derive(Debug)]
 struct Primary {
     file: Box<dyn PositionedFile>,
+    /// Held for a shared write into the primary: one at a time, so that a
+    /// thread that finds it held knows another writes beside it.
+    writer: Mutex<()>,
+    /// Set once two writers met at the primary: it takes no more shared
+    /// writes, which go to the stripes.
+    met: AtomicBool,
+    /// Set once a shared write into it failed: it takes no more.
+    failed: AtomicBool,
     /// Writes and cuts so far.
     changes: AtomicU64,
     /// The changes that a completed sync covered.
@@ -232,6 +244,9 @@ impl Stripes {
         Ok(Stripes {
             primary: Primary {
                 file: primary,
+                writer: Mutex::new(()),
+                met: AtomicBool::new(false),
+                failed: AtomicBool::new(false),
                 changes: AtomicU64::new(0),
                 synced: AtomicU64::new(0),
             },
@@ -244,6 +259,13 @@ impl Stripes {
     pub(crate) fn set_writeback_step(&self, step: u64) {
         // Relaxed: a setting, read by each write; any recent value will do.
         self.writeback_step.store(step, Ordering::Relaxed);
+    }
+
+    /// Sends every shared write to the stripes from now on, as if two
+    /// writers had met at the primary: for tests of the stripes.
+    #[cfg(test)]
+    pub(crate) fn write_beside_others(&self) {
+        self.primary.met.store(true, Ordering::Relaxed);
     }
 
     /// The primary file: where the owner's appends go, what cuts cut.
@@ -260,6 +282,23 @@ impl Stripes {
     /// this thread's, or a free one if another thread is writing that, or
     /// (all busy) this thread's once it is free.
     pub(crate) fn write(&self, offset: u64, data: &[u8], path: &Path) -> io::Result<()> {
+        // Relaxed (all three): hints, read on every write and stored
+        // once; a writer that misses a store writes into the primary once
+        // more, which is as correct.
+        let primary = &self.primary;
+        if !primary.met.load(Ordering::Relaxed) && !primary.failed.load(Ordering::Relaxed) {
+            match primary.writer.try_lock() {
+                Ok(_alone) => {
+                    let written = primary.write_all_at(data, offset);
+                    if written.is_err() {
+                        // As a stripe that failed: nothing more goes there.
+                        primary.failed.store(true, Ordering::Relaxed);
+                    }
+                    return written.map_err(|e| annotate(e, "write", path));
+                }
+                Err(_) => primary.met.store(true, Ordering::Relaxed),
+            }
+        }
         let mut offset = offset;
         for part in data.chunks(MAX_ENTRY_LEN) {
             self.write_entry(offset, part, path)?;

@@ -100,13 +100,18 @@ impl Shared {
             return Ok((self.reserve(count)?, 0..0));
         }
         let bytes = (RECORD_HEADER_LEN + GROUP_HEADER_LEN + records_len) as u64;
-        // Two loads, not one snapshot: a switch in between can make them
-        // disagree, which at worst grows early or late.
-        if self
-            .seq
-            .byte_limit()
-            .saturating_sub(self.seq.reserved_bytes())
-            < GROW_AHEAD
+        // Only a mapped log grows ahead of the writes (a `pwrite` extends
+        // the file itself: its byte limit is never reached), so only its
+        // writers look: the reservation word's load is a read of the line
+        // the compare-and-swap below takes anyway. Two loads, not one
+        // snapshot: a switch in between can make them disagree, which at
+        // worst grows early or late.
+        if self.opts.allow_mmap_writes
+            && self
+                .seq
+                .byte_limit()
+                .saturating_sub(self.seq.reserved_bytes())
+                < GROW_AHEAD
         {
             self.grow_log(bytes, false)?;
         }

@@ -258,6 +258,8 @@ impl FileSystem for PosixFs {
                 })
                 .collect::<io::Result<_>>()?;
             let file = create_truncated(path, false)?;
+            #[cfg(test)]
+            let file = write_hooks::Hooked::new(file, path);
             let shared = shared_log_file::SharedFile::striped(file, files, path)
                 .map_err(|e| annotate(e, "create", path))?;
             Ok(Box::new(SharedWritableFile::striped(shared)))

@@ -48,6 +48,12 @@ impl FileSync for SyncShared {
     fn sync(&self) -> io::Result<()> {
         self.0.sync_data()
     }
+
+    /// The log file's bytes there: a lone writer's records (see
+    /// [`SharedFile::striped`]); each stripe writes back behind itself.
+    fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+        self.0.start_writeback(offset, len)
+    }
 }
 
 impl WritableFile for SharedWritableFile {
