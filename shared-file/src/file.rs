@@ -193,14 +193,17 @@ impl SharedFile {
     }
 
     /// A file whose writers write with a positioned write each, as
-    /// [`positional`](Self::positional), but into `stripes` files beside
-    /// `primary`: each write goes, as an entry that says where its bytes
+    /// [`positional`](Self::positional), but, once two writers met at
+    /// `primary` (one finds another writing it), into `stripes` files
+    /// beside it: each write goes, as an entry that says where its bytes
     /// belong, to a stripe that no other thread is writing (the thread's
     /// own while threads are no more than stripes), so writers on
-    /// different cores do not queue on one file's lock in the kernel. The
-    /// owner's appends go to `primary`, and its syncs and cuts apply to it;
-    /// [`sync_data`](Self::sync_data) syncs every stripe written since.
-    /// Read the file back with a [`StripedView`](crate::StripedView).
+    /// different cores do not queue on one file's lock in the kernel. A
+    /// lone writer writes `primary` at its offsets, and pays nothing for
+    /// the stripes. The owner's appends go to `primary`, and its syncs and
+    /// cuts apply to it; [`sync_data`](Self::sync_data) syncs `primary` if
+    /// it changed and every stripe written since the last sync. Read the
+    /// file back with a [`StripedView`](crate::StripedView).
     ///
     /// Every file must be empty; `path` names the file in errors, and its
     /// [`stripe_path`](crate::stripe_path)s name the stripes. A write that

@@ -22,7 +22,8 @@
 //!   fault injection, counting). Each write extends the file as an append
 //!   does, so a full disk fails the write that meets it.
 //! - **striped** ([`SharedFile::striped`]): a `pwrite` each, as positional,
-//!   but into one of several stripe files, one that no other thread is
+//!   into the file itself while one writer writes alone, and once two meet
+//!   there into one of several stripe files, one that no other thread is
 //!   writing, as an entry that says where its bytes belong. Linux takes a
 //!   file's lock for each buffered write, so positional writers on
 //!   different cores queue there; a stripe each, they do not. A

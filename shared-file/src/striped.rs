@@ -278,9 +278,10 @@ impl Stripes {
         self.stripes.len()
     }
 
-    /// Writes `data`, which belongs at `offset`, as entries in a stripe:
-    /// this thread's, or a free one if another thread is writing that, or
-    /// (all busy) this thread's once it is free.
+    /// Writes `data`, which belongs at `offset`: into the primary at
+    /// `offset` while no two writers have met there, else as entries in a
+    /// stripe (this thread's, or a free one if another thread is writing
+    /// that, or, all busy, this thread's once it is free).
     pub(crate) fn write(&self, offset: u64, data: &[u8], path: &Path) -> io::Result<()> {
         // Relaxed (all three): hints, read on every write and stored
         // once; a writer that misses a store writes into the primary once

@@ -29,7 +29,7 @@ pub(crate) fn pattern(len: usize, seed: u8) -> Vec<u8> {
 }
 
 /// The owner's append, from tests that call it with no writer at work.
-fn append(f: &SharedFile, data: &[u8]) -> io::Result<()> {
+pub(crate) fn append(f: &SharedFile, data: &[u8]) -> io::Result<()> {
     // SAFETY: the tests append only while no thread writes the file.
     unsafe { f.append_unchecked(data) }
 }
@@ -42,7 +42,7 @@ fn sync(f: &SharedFile) -> io::Result<()> {
 }
 
 /// A shared write, from tests whose writers never overlap.
-fn write_at(f: &SharedFile, at: u64, data: &[u8]) -> io::Result<()> {
+pub(crate) fn write_at(f: &SharedFile, at: u64, data: &[u8]) -> io::Result<()> {
     // SAFETY: every test gives each write a range of its own, and appends
     // or syncs only once its writers are done.
     unsafe { f.write_at(at, data) }

@@ -185,14 +185,16 @@ impl Options {
     /// Into how many stripe files each log's writers write their records
     /// (default 8; 0 writes every record into the log file itself). With
     /// `n` stripes, under [`Options::set_allow_concurrent_log_write`] (and
-    /// not [`Options::set_allow_mmap_writes`]), each writer writes its
+    /// not [`Options::set_allow_mmap_writes`]), once two writers meet at
+    /// the log file (one finds another writing it), each writer writes its
     /// record with a `pwrite` into a stripe that no other writer is writing
     /// (its own while writers are no more than stripes), beside the log
     /// file (`000007.log.1` to `000007.log.n`), as an entry that says where
     /// in the log its record belongs (see
-    /// [`SharedFile::striped`](crate::env::SharedFile::striped)). Linux takes a file's lock
-    /// for every buffered write, so writers that share one log file queue
-    /// in the kernel; a stripe each, they do not.
+    /// [`SharedFile::striped`](crate::env::SharedFile::striped)); a lone
+    /// writer writes the log file itself. Linux takes a file's lock for
+    /// every buffered write, so writers that share one log file queue in
+    /// the kernel; a stripe each, they do not.
     ///
     /// Log order is still sequence order, and a log reads back (in
     /// recovery, `verify`, `repair` and [`DB::get_updates_since`]) as the

@@ -2,7 +2,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{ENTRY_HEADER_LEN, MAX_ENTRY_LEN, STRIPE_MAGIC, entry_header, writeback_due};
-use crate::tests::{MemFile, pattern};
+use crate::tests::{MemFile, append, pattern, write_at};
 use crate::{PositionedFile, SharedFile, StripedView, stripe_path};
 
 /// A striped file over files in memory: the primary and `n` stripes.
@@ -29,19 +29,6 @@ fn view_of(primary: &MemFile, stripes: &[MemFile]) -> io::Result<StripedView<Vec
         primary.bytes(),
         stripes.iter().map(MemFile::bytes).collect(),
     )
-}
-
-/// The owner's append, from tests that call it with no writer at work.
-fn append(f: &SharedFile, data: &[u8]) -> io::Result<()> {
-    // SAFETY: the tests append only while no thread writes the file.
-    unsafe { f.append_unchecked(data) }
-}
-
-/// A shared write, from tests whose writers never overlap.
-fn write_at(f: &SharedFile, at: u64, data: &[u8]) -> io::Result<()> {
-    // SAFETY: every test gives each write a range of its own, and appends
-    // or syncs only once its writers are done.
-    unsafe { f.write_at(at, data) }
 }
 
 /// Threads write at reserved offsets into stripes in memory (under miri,
