@@ -3,9 +3,9 @@
 # write group's tree wake-up and fan-out with synced groups, its contenders up
 # to 64 writers, the arena's shards, ordered publication, one log file
 # written from many threads, the vector memtable's and the skiplist's
-# scaling, and the engine from 1 to 64 threads (without the log, with it,
-# with it mapped or drained, synced; RocksDB's db_bench beside it where one
-# is at hand).
+# scaling, and the engine from 1 to 64 threads (without the log, with it
+# in stripes or in one file, mapped or drained, synced; RocksDB's db_bench
+# beside it where one is at hand).
 #
 # Usage: benches/scripts/many-core.sh OUT_DIR [BIN_DIR]
 #
@@ -134,13 +134,17 @@ quick() { timeout "$1" "$bin/$2" --bench --quick --noplot "${@:3}" 2>&1; }
             --threads "$threads" --mmap_write=1 --quiet
     done
     # The drained log (one thread at a time appends every record posted so
-    # far with one write) beside the default, in which every writer makes a
-    # pwrite of its own into the one file: which the default should be
-    # once many cores write.
+    # far with one write), and every writer's pwrite into the one log file
+    # (no stripes), beside the default, in which writers that meet write
+    # into stripe files of their own: what the stripes are worth once many
+    # cores write.
     for threads in 1 4 16; do
         part "engine drained log $threads threads"
         timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 200000 \
             --threads "$threads" --allow_concurrent_log_write=0 --quiet
+        part "engine one log file $threads threads"
+        timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 200000 \
+            --threads "$threads" --wal_stripes=0 --quiet
     done
     # RocksDB's db_bench on the same unsynced workload, where one is at hand
     # (`apt-get install rocksdb-tools`; or `db_bench` and its libraries in
