@@ -513,7 +513,7 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     /// assert_eq!(shared.stripes(), 2);
     /// // SAFETY: one writer.
     /// unsafe { shared.write_at(0, b"record") }.unwrap();
-    /// log.sync_handle().unwrap().sync().unwrap(); // the log file and the stripe written
+    /// log.sync_handle().unwrap().sync().unwrap(); // the log file (a lone writer wrote it) and any stripe written
     /// assert!(dir.path().join("000007.log.2").exists());
     /// # }
     /// ```
