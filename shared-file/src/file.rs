@@ -397,14 +397,19 @@ impl SharedFile {
             self.size_unknown.store(true, Ordering::Relaxed);
         }
         if let Backing::Striped(stripes) = &self.backing {
-            if offset.checked_add(data.len() as u64).is_none() {
-                let err = io::Error::new(io::ErrorKind::FileTooLarge, "a write past 2^64 bytes");
-                return Err(annotate(err, "write", &self.path));
-            }
+            self.write_end(offset, data)?;
             return stripes.write(offset, data, &self.path);
         }
         // SAFETY: the caller's guarantee.
         unsafe { self.copy_at(offset, data) }
+    }
+
+    /// Where a write of `data` at `offset` ends; refused past 2^64 bytes.
+    fn write_end(&self, offset: u64, data: &[u8]) -> io::Result<u64> {
+        offset.checked_add(data.len() as u64).ok_or_else(|| {
+            let err = io::Error::new(io::ErrorKind::FileTooLarge, "a write past 2^64 bytes");
+            annotate(err, "write", &self.path)
+        })
     }
 
     /// [`Self::write_at`] without marking the size unknown (for appends).
@@ -413,10 +418,7 @@ impl SharedFile {
     ///
     /// As `write_at`.
     unsafe fn copy_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
-        let end = offset.checked_add(data.len() as u64).ok_or_else(|| {
-            let err = io::Error::new(io::ErrorKind::FileTooLarge, "a write past 2^64 bytes");
-            annotate(err, "write", &self.path)
-        })?;
+        let end = self.write_end(offset, data)?;
         if end > self.grown() {
             self.grow_to(end)
                 .map_err(|e| annotate(e, "grow", &self.path))?;
@@ -842,6 +844,6 @@ fn create_empty(path: &Path, read: bool) -> io::Result<File> {
 }
 
 /// Wraps an error from `op` on `path` so its message names both.
-fn annotate(err: io::Error, op: &str, path: &Path) -> io::Error {
+pub(crate) fn annotate(err: io::Error, op: &str, path: &Path) -> io::Error {
     io::Error::new(err.kind(), format!("{op} {}: {err}", path.display()))
 }

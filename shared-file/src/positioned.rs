@@ -160,7 +160,7 @@ impl PositionedFile for File {
     fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
         use std::os::fd::AsRawFd;
         let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
-            return Ok(()); // past what the call takes: a hint not given
+            return Err(io::ErrorKind::InvalidInput.into()); // past what the call takes
         };
         // SAFETY: a plain system call on a descriptor `self` owns; it reads
         // no memory of ours.

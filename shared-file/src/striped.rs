@@ -32,6 +32,7 @@ use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
 use crate::PositionedFile;
+use crate::file::annotate;
 use crate::sync::{AtomicBool, AtomicU64, Mutex};
 
 mod view;
@@ -420,10 +421,6 @@ fn writeback_due(end: u64, step: u64, written_back: &mut u64) -> Option<(u64, u6
         return None;
     }
     Some((std::mem::replace(written_back, behind), behind))
-}
-
-fn annotate(err: io::Error, op: &str, path: &Path) -> io::Error {
-    io::Error::new(err.kind(), format!("{op} {}: {err}", path.display()))
 }
 
 /// An error of stripe `index` (from 0) of the file at `path`, naming the

@@ -110,29 +110,10 @@ impl FileSync for PosixFileSync {
         sync_data(&self.file, &self.path)
     }
 
-    #[cfg(target_os = "linux")]
     fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
-        let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
-            return Err(io::ErrorKind::InvalidInput.into());
-        };
-        // SAFETY: a plain system call on a descriptor this handle owns; it
-        // reads no memory of ours.
-        let started = unsafe {
-            libc::sync_file_range(
-                self.file.as_raw_fd(),
-                offset,
-                len,
-                libc::SYNC_FILE_RANGE_WRITE,
-            )
-        };
-        if started != 0 {
-            return Err(annotate(
-                io::Error::last_os_error(),
-                "start writeback of",
-                &self.path,
-            ));
-        }
-        Ok(())
+        // `sync_file_range` on Linux, nothing elsewhere (the crate's).
+        shared_log_file::PositionedFile::start_writeback(&self.file, offset, len)
+            .map_err(|e| annotate(e, "start writeback of", &self.path))
     }
 }
 
@@ -245,24 +226,16 @@ impl FileSystem for PosixFs {
     fn create_striped(&self, path: &Path, stripes: usize) -> io::Result<Box<dyn WritableFile>> {
         #[cfg(target_os = "linux")]
         {
-            // The stripes first: a crash before the log file is made
-            // leaves no stripe bytes newer than the file.
-            let files = (1..=stripes)
-                .map(|i| {
-                    let p = shared_log_file::stripe_path(path, i);
-                    let file = create_truncated(&p, false)?;
-                    // Tests hold or fail its writes (see `write_hooks`).
-                    #[cfg(test)]
-                    let file = write_hooks::Hooked::new(file, &p);
-                    Ok(Box::new(file) as Box<dyn shared_log_file::PositionedFile>)
-                })
-                .collect::<io::Result<_>>()?;
-            let file = create_truncated(path, false)?;
-            #[cfg(test)]
-            let file = write_hooks::Hooked::new(file, path);
-            let shared = shared_log_file::SharedFile::striped(file, files, path)
+            let create = |p: &Path| {
+                let file = create_truncated(p, false)?;
+                // Tests hold or fail its writes (see `write_hooks`).
+                #[cfg(test)]
+                let file = write_hooks::Hooked::new(file, p);
+                Ok(file)
+            };
+            let striped = SharedWritableFile::striped(path, stripes, create)
                 .map_err(|e| annotate(e, "create", path))?;
-            Ok(Box::new(SharedWritableFile::striped(shared)))
+            Ok(Box::new(striped))
         }
         #[cfg(not(target_os = "linux"))]
         {

@@ -1,11 +1,15 @@
 //! The [`WritableFile`] handle of a file that many writers write at once:
-//! what [`FileSystem::create_mapped`](super::FileSystem::create_mapped) and
+//! what [`FileSystem::create_mapped`](super::FileSystem::create_mapped),
 //! [`FileSystem::create_positional`](super::FileSystem::create_positional)
+//! and [`FileSystem::create_striped`](super::FileSystem::create_striped)
 //! return on Linux, over a [`SharedFile`] of the `shared-log-file` crate, which
 //! [`WritableFile::shared_writes`] hands out to the writers.
 
 use std::io;
+use std::path::Path;
 use std::sync::Arc;
+
+use shared_log_file::{PositionedFile, stripe_path};
 
 use super::{FileSync, SharedFile, WritableFile};
 
@@ -28,15 +32,24 @@ impl SharedWritableFile {
         }
     }
 
-    /// The handle of a striped `shared`, whose sync handle syncs it through
-    /// [`SharedFile::sync_data`] (the primary, then every stripe written
-    /// since the last sync).
-    pub(super) fn striped(shared: SharedFile) -> SharedWritableFile {
-        let shared = Arc::new(shared);
-        SharedWritableFile {
+    /// The handle of a striped file at `path` with `stripes` stripes, each
+    /// file made empty by `create`: the stripes first, so a crash before
+    /// the file is made leaves no stripe bytes newer than it. Its sync
+    /// handle syncs through [`SharedFile::sync_data`] (the primary if it
+    /// changed, then every stripe written since the last sync).
+    pub(super) fn striped<F: PositionedFile + 'static>(
+        path: &Path,
+        stripes: usize,
+        create: impl Fn(&Path) -> io::Result<F>,
+    ) -> io::Result<SharedWritableFile> {
+        let files = (1..=stripes)
+            .map(|i| Ok(Box::new(create(&stripe_path(path, i))?) as Box<dyn PositionedFile>))
+            .collect::<io::Result<_>>()?;
+        let shared = Arc::new(SharedFile::striped(create(path)?, files, path)?);
+        Ok(SharedWritableFile {
             sync: Arc::new(SyncShared(shared.clone())),
             shared,
-        }
+        })
     }
 }
 

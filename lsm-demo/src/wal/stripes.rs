@@ -4,9 +4,11 @@
 //! [`StripedView`]. A log without stripes is its file.
 //!
 //! A log's stripes are `NNNNNN.log.1` on, beside it, numbered without a
-//! gap: they are made before the log file, and moved and deleted before
-//! it, from the last, so a crash in between leaves the log file with a
-//! first run of them, never a stripe without its log file.
+//! gap. They are moved and deleted before the log file, from the last, so
+//! a crash in between leaves the log file with a first run of them. They
+//! are made before it: a crash in between leaves stripes without a log
+//! file, which nothing reads and whose number no new file takes (see
+//! `recovery::Inventory`).
 //!
 //! [`Options::set_wal_stripes`]: crate::Options::set_wal_stripes
 

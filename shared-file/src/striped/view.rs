@@ -7,6 +7,7 @@ use std::io;
 use std::path::Path;
 
 use super::{ENTRY_HEADER_LEN, STRIPE_MAGIC, header_crc, stripe_path};
+use crate::file::annotate;
 
 /// A file read at offsets: what a [`StripedView`] reads the primary file
 /// and the stripes through. Implemented for [`File`] and for bytes in
@@ -506,8 +507,4 @@ fn scan<R: ReadAt>(stripe: &R, index: usize, entries: &mut Vec<Entry>) -> io::Re
         end.valid_len = pos.min(file_len);
     }
     Ok(end)
-}
-
-fn annotate(err: io::Error, op: &str, path: &Path) -> io::Error {
-    io::Error::new(err.kind(), format!("{op} {}: {err}", path.display()))
 }

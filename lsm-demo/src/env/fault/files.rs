@@ -294,17 +294,13 @@ impl FileSystem for FaultInjectionFs {
     fn create_striped(&self, path: &Path, stripes: usize) -> io::Result<Box<dyn WritableFile>> {
         #[cfg(target_os = "linux")]
         {
-            let files = (1..=stripes)
-                .map(|i| {
-                    let p = shared_log_file::stripe_path(path, i);
-                    let file = self.open_writable(&p, Opening::CreatePositional, "create")?;
-                    Ok(Box::new(file.handle) as Box<dyn shared_log_file::PositionedFile>)
-                })
-                .collect::<io::Result<_>>()?;
-            let file = self.open_writable(path, Opening::CreatePositional, "create")?;
-            let path = file.handle.path.clone();
-            let shared = shared_log_file::SharedFile::striped(file.handle, files, path)?;
-            Ok(Box::new(SharedWritableFile::striped(shared)))
+            let create = |p: &Path| {
+                let file = self.open_writable(p, Opening::CreatePositional, "create")?;
+                Ok(file.handle)
+            };
+            Ok(Box::new(SharedWritableFile::striped(
+                path, stripes, create,
+            )?))
         }
         #[cfg(not(target_os = "linux"))]
         {
