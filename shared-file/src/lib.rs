@@ -119,9 +119,11 @@
 //!
 //! Unit tests and a stress test run the backings; loom models
 //! (`RUSTFLAGS="--cfg loom" cargo test --release -p shared-log-file --test
-//! loom`) explore the mapped file's growth, whose atomics and lock are
-//! loom's under `--cfg loom`, over real files and mappings; miri runs the
-//! unit tests of the positional and striped backings over files in memory.
+//! loom`) explore the mapped file's growth over real files and mappings,
+//! and the striped file's writers meeting, sharing stripes and syncing
+//! beside each other over files in memory (the crate's atomics and locks
+//! are loom's under `--cfg loom`); miri runs the unit tests of the
+//! positional and striped backings over files in memory.
 
 #![warn(missing_docs)]
 
