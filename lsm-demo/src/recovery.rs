@@ -134,6 +134,9 @@ pub(crate) struct Recovered {
 pub(crate) struct Inventory {
     pub(crate) logs: BTreeSet<u64>,
     pub(crate) tables: BTreeSet<u64>,
+    /// The stripes of logs (see `wal::stripes`): their log's number and
+    /// their name.
+    pub(crate) stripes: Vec<(u64, String)>,
     pub(crate) database_like: Vec<String>,
     /// The largest number of a log or table of ours.
     pub(crate) max_number: u64,
@@ -153,7 +156,10 @@ impl Inventory {
                 }
                 // Never a number for a new file: a stripe left behind
                 // would be read as part of it.
-                Some(FileKind::LogStripe(n)) => inv.max_number = inv.max_number.max(n),
+                Some(FileKind::LogStripe(n)) => {
+                    inv.stripes.push((n, name.clone()));
+                    inv.max_number = inv.max_number.max(n);
+                }
                 Some(FileKind::Table(n)) => {
                     inv.tables.insert(n);
                     inv.max_number = inv.max_number.max(n);
@@ -400,6 +406,7 @@ pub(crate) fn recover(
 ) -> Result<Recovered> {
     let mut stats = RecoveryStats::default();
     note_unknown_files(dir, &manifest, inventory, Some(log), &mut stats);
+    remove_orphan_stripes(fs, dir, inventory, log, &mut stats);
     // No number of ours is given twice, even to a file no manifest knows.
     manifest.next_file_number = manifest.next_file_number.max(inventory.max_number + 1);
 
@@ -497,6 +504,45 @@ pub(crate) fn note_unknown_files(
             );
         }
         stats.unknown_files.push(path);
+    }
+}
+
+/// Deletes the stripes of logs without a file that hold no entry: a crash
+/// while a log was being made, after its stripes and before its file,
+/// leaves them (stripes are moved and deleted before their log file, so
+/// nothing else does), and nothing was written into them. A stripe without
+/// its log that holds entries, or is no stripe, is not the engine's to
+/// delete: it is named as unknown and left alone.
+fn remove_orphan_stripes(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    inventory: &Inventory,
+    log: &InfoLog,
+    stats: &mut RecoveryStats,
+) {
+    for (number, name) in &inventory.stripes {
+        if inventory.logs.contains(number) {
+            continue;
+        }
+        let path = dir.join(name);
+        match crate::wal::stripe_entries(fs, &path) {
+            Ok(0) => match fs.remove_file(&path) {
+                Ok(()) => info!(log, "deleted {}: its log was never made", path.display()),
+                Err(e) => info!(log, "could not delete {}: {e}", path.display()),
+            },
+            held => {
+                let held = match held {
+                    Ok(n) => format!("{n} entries"),
+                    Err(e) => e.to_string(),
+                };
+                info!(
+                    log,
+                    "{} is a stripe without its log file ({held}); left alone",
+                    path.display()
+                );
+                stats.unknown_files.push(path);
+            }
+        }
     }
 }
 

@@ -146,7 +146,7 @@ mod reader;
 pub(crate) use reader::is_record_cut_short;
 mod stripes;
 pub use reader::{LogReader, WalContents, read_all};
-pub(crate) use stripes::{log_size, open_log, remove_log, rename_log};
+pub(crate) use stripes::{log_size, open_log, remove_log, rename_log, stripe_entries};
 
 #[cfg(test)]
 mod tests;

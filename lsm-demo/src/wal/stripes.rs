@@ -7,8 +7,8 @@
 //! gap. They are moved and deleted before the log file, from the last, so
 //! a crash in between leaves the log file with a first run of them. They
 //! are made before it: a crash in between leaves stripes without a log
-//! file, which nothing reads and whose number no new file takes (see
-//! `recovery::Inventory`).
+//! file, which nothing reads, whose number no new file takes (see
+//! `recovery::Inventory`), and which the next open deletes.
 //!
 //! [`Options::set_wal_stripes`]: crate::Options::set_wal_stripes
 
@@ -81,6 +81,15 @@ pub(crate) fn rename_log(fs: &dyn FileSystem, path: &Path, to: &Path) -> io::Res
     fs.rename(path, to)
 }
 
+/// How many entries the stripe at `path` holds, read without its log
+/// file; [`io::ErrorKind::InvalidData`] for a file that is not a stripe.
+pub(crate) fn stripe_entries(fs: &dyn FileSystem, path: &Path) -> io::Result<u64> {
+    let stripe = FsFile(fs.open_random(path)?);
+    let no_file = FsFile(Arc::new(Vec::new()));
+    let view = StripedView::new(no_file, vec![stripe])?;
+    Ok(view.stripe_ends().iter().map(|end| end.entries).sum())
+}
+
 /// A file of the engine's file system, as a stripe view reads it.
 #[derive(Debug)]
 struct FsFile(Arc<dyn RandomAccessFile>);
@@ -123,7 +132,7 @@ mod tests {
 
     use super::*;
     use crate::env::{FaultInjectionFs, FileSystem};
-    use crate::filename::{FileKind, parse_file_name};
+    use crate::filename::{FileKind, log_path, parse_file_name};
     use crate::{DB, Options};
 
     /// The logs and the stripes in `dir`, by log number.
@@ -200,6 +209,62 @@ mod tests {
         assert!(!logs_and_stripes(&*fs, dir).1.is_empty());
         DB::destroy_with_fs(&o, dir, fs.clone()).unwrap();
         assert!(!fs.exists(dir) || logs_and_stripes(&*fs, dir) == (Vec::new(), Vec::new()));
+    }
+
+    /// A stripe file of one entry, `data` at `offset`, as the stripes'
+    /// writers write them.
+    fn stripe_holding(offset: u64, data: &[u8]) -> Vec<u8> {
+        let mut header = Vec::new();
+        header.extend_from_slice(&offset.to_le_bytes());
+        header.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        let crc = crc32c::crc32c(&header)
+            .rotate_right(15)
+            .wrapping_add(0xa282_ead8);
+        [b"SLFSTRP1", &header[..], &crc.to_le_bytes(), data].concat()
+    }
+
+    /// Stripes that a crash while their log was made left without its file
+    /// go at the next open. A stripe without its log that holds an entry,
+    /// or is no stripe, stays and is named as unknown.
+    #[test]
+    fn an_open_deletes_the_stripes_of_a_log_never_made() {
+        let fs = Arc::new(FaultInjectionFs::new());
+        let dir = Path::new("/db");
+        let mut o = Options::default();
+        o.create_if_missing(true).set_wal_stripes(2);
+        let db = DB::open_with_fs(&o, dir, fs.clone()).unwrap();
+        db.put(b"k", b"v").unwrap();
+        drop(db);
+
+        let never_made = log_path(dir, 100);
+        drop(fs.create_striped(&never_made, 2).unwrap());
+        fs.remove_file(&never_made).unwrap();
+        let holding = stripe_path(&log_path(dir, 101), 1);
+        let record = stripe_holding(0, b"record");
+        assert_eq!(stripe_entries(&*fs, &holding).ok(), None, "not there yet");
+        fs.create(&holding).unwrap().append(&record).unwrap();
+        assert_eq!(stripe_entries(&*fs, &holding).unwrap(), 1);
+        let foreign = stripe_path(&log_path(dir, 102), 1);
+        fs.create(&foreign)
+            .unwrap()
+            .append(b"not a stripe")
+            .unwrap();
+
+        let db = DB::open_with_fs(&o, dir, fs.clone()).unwrap();
+        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+        assert_eq!(
+            db.stats().recovery.unknown_files,
+            [holding.clone(), foreign.clone()]
+        );
+        db.put(b"k2", b"v2").unwrap();
+        drop(db);
+        assert!(stripe_paths(&*fs, &never_made).is_empty());
+        assert!(fs.exists(&holding) && fs.exists(&foreign));
+        let (logs, _) = logs_and_stripes(&*fs, dir);
+        assert!(
+            logs.iter().all(|&n| n > 102),
+            "no new log took a stripe's number: {logs:?}"
+        );
     }
 
     /// A log's stripes move and go with it, from the last, and a log
