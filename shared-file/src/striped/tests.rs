@@ -1,9 +1,10 @@
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::{ENTRY_HEADER_LEN, MAX_ENTRY_LEN, STRIPE_MAGIC, entry_header, writeback_due};
 use crate::tests::{MemFile, append, pattern, write_at};
-use crate::{PositionedFile, SharedFile, StripedView, stripe_path};
+use crate::{PositionedFile, ReadAt, SharedFile, StripedView, stripe_path};
 
 /// A striped file over files in memory: the primary and `n` stripes.
 fn in_memory(n: usize) -> (SharedFile, MemFile, Vec<MemFile>) {
@@ -115,6 +116,88 @@ fn the_view_places_each_write_and_reads_holes_as_zeros() {
         }
     }
     f.set_size(4900);
+}
+
+/// Bytes in memory that count their reads and fail them on demand (the
+/// counter and the switch shared among clones).
+#[derive(Clone)]
+struct Counted {
+    bytes: Vec<u8>,
+    reads: Arc<AtomicU64>,
+    fail: Arc<AtomicBool>,
+}
+
+impl Counted {
+    fn new(bytes: Vec<u8>) -> Counted {
+        Counted {
+            bytes,
+            reads: Default::default(),
+            fail: Default::default(),
+        }
+    }
+}
+
+impl ReadAt for Counted {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        if self.fail.load(Ordering::Relaxed) {
+            return Err(io::Error::other("disk on fire"));
+        }
+        self.bytes.read_at(offset, buf)
+    }
+
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.bytes.len() as u64)
+    }
+}
+
+/// A view read in order reads each stripe a window at a time, not an
+/// entry at a time; a failed read leaves nothing wrong in the window.
+#[test]
+fn the_view_reads_each_stripe_a_window_at_a_time() {
+    let (f, primary, stripes) = in_memory(1);
+    write_beside_others(&f);
+    let (entries, len) = (100, 200);
+    let expected: Vec<u8> = (0..entries).flat_map(|i| pattern(len, i as u8)).collect();
+    for (i, record) in expected.chunks(len).enumerate() {
+        write_at(&f, (i * len) as u64, record).unwrap();
+    }
+    let stripe = stripes[0].bytes();
+    let windows = stripe.len().div_ceil(super::view::WINDOW) as u64;
+    let stripe = Counted::new(stripe);
+    let view = StripedView::new(Counted::new(primary.bytes()), vec![stripe.clone()]).unwrap();
+    let scanned = stripe.reads.swap(0, Ordering::Relaxed);
+    let mut read = vec![0; expected.len()];
+    for (i, block) in read.chunks_mut(1000).enumerate() {
+        assert_eq!(view.read_at((i * 1000) as u64, block).unwrap(), block.len());
+    }
+    assert!(read == expected);
+    let reads = stripe.reads.swap(0, Ordering::Relaxed);
+    assert!(
+        reads <= windows + 1,
+        "{reads} reads of a stripe of {windows} windows (the scan: {scanned})"
+    );
+
+    // Back to the start, outside the window held: the read fails, and
+    // the next reads the bytes.
+    stripe.fail.store(true, Ordering::Relaxed);
+    let mut buf = vec![0; 300];
+    assert!(view.read_at(100, &mut buf).is_err());
+    stripe.fail.store(false, Ordering::Relaxed);
+    assert_eq!(view.read_at(100, &mut buf).unwrap(), 300);
+    assert!(buf == expected[100..400]);
+    f.set_size(expected.len() as u64);
+
+    // An entry longer than a window is read straight into the buffer.
+    let long = pattern(super::view::WINDOW + 100, 7);
+    let stripe = [
+        &STRIPE_MAGIC[..],
+        &entry_header(3, long.len() as u32),
+        &long,
+    ]
+    .concat();
+    let view = StripedView::new(Vec::new(), vec![stripe]).unwrap();
+    assert!(view.read_to_vec().unwrap() == [&[0, 0, 0][..], &long].concat());
 }
 
 /// A crash can leave a stripe cut anywhere: the view never fails, and

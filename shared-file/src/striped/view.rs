@@ -5,6 +5,7 @@ use std::fmt;
 use std::fs::File;
 use std::io;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use super::{ENTRY_HEADER_LEN, STRIPE_MAGIC, header_crc, stripe_path};
 use crate::file::annotate;
@@ -154,7 +155,9 @@ struct Entry {
 /// that reached the operating system; holes read as zeros.
 ///
 /// The view keeps an index of the entries (32 bytes each) and reads their
-/// bytes from the files as asked.
+/// bytes from the files as asked, each stripe a window of 64 KiB at a
+/// time: a reader that reads the file in order finds each stripe's entries
+/// one after another, so one read of a stripe serves many entries.
 ///
 /// # Examples
 ///
@@ -187,7 +190,20 @@ pub struct StripedView<R> {
     entries: Vec<Entry>,
     len: u64,
     ends: Vec<StripeEnd>,
+    /// The window of each stripe read last.
+    windows: Vec<Mutex<Window>>,
 }
+
+/// Bytes of a stripe from `at` on, read ahead of the entries asked for.
+#[derive(Default)]
+struct Window {
+    at: u64,
+    bytes: Vec<u8>,
+}
+
+/// How many bytes of a stripe one read brings into its window (small in
+/// tests, to need several).
+pub(super) const WINDOW: usize = if cfg!(test) { 4 << 10 } else { 64 << 10 };
 
 impl<R> fmt::Debug for StripedView<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -294,10 +310,11 @@ impl<R: ReadAt> StripedView<R> {
         Ok(StripedView {
             primary,
             primary_len,
-            stripes,
             entries,
             len: primary_len.max(entries_end),
             ends,
+            windows: (0..stripes.len()).map(|_| Mutex::default()).collect(),
+            stripes,
         })
     }
 
@@ -380,7 +397,7 @@ impl<R: ReadAt> StripedView<R> {
                 Some(e) if e.offset <= at => {
                     let skip = at - e.offset;
                     let n = out.len().min((e.len - skip) as usize);
-                    read_fully(&self.stripes[e.stripe], e.at + skip, &mut out[..n])?;
+                    self.read_stripe(e.stripe, e.at + skip, &mut out[..n])?;
                     next += 1;
                     n
                 }
@@ -403,6 +420,46 @@ impl<R: ReadAt> StripedView<R> {
             done += n;
         }
         Ok(done)
+    }
+
+    /// Reads all of `buf` from stripe `index` at `at`, through its window:
+    /// bytes the window holds are copied, others read with the window's
+    /// next 64 KiB (a read as long as a window goes straight to `buf`).
+    fn read_stripe(&self, index: usize, at: u64, buf: &mut [u8]) -> io::Result<()> {
+        let stripe = &self.stripes[index];
+        if buf.len() >= WINDOW {
+            return read_fully(stripe, at, buf);
+        }
+        // A cache, no invariant between its fields across a panic.
+        let mut window = self.windows[index]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Window { at: from, bytes } = &mut *window;
+        let held = at
+            .checked_sub(*from)
+            .and_then(|skip| usize::try_from(skip).ok())
+            .filter(|&skip| skip + buf.len() <= bytes.len());
+        let skip = match held {
+            Some(skip) => skip,
+            None => {
+                bytes.resize(WINDOW, 0);
+                match stripe.read_at(at, bytes) {
+                    Ok(n) => bytes.truncate(n),
+                    Err(e) => {
+                        // Nothing held: a later read tries again.
+                        bytes.clear();
+                        return Err(e);
+                    }
+                }
+                *from = at;
+                0
+            }
+        };
+        let Some(held) = bytes.get(skip..skip + buf.len()) else {
+            return Err(shrank(at));
+        };
+        buf.copy_from_slice(held);
+        Ok(())
     }
 
     /// The whole file's bytes.
@@ -436,12 +493,17 @@ impl<R: ReadAt> StripedView<R> {
 fn read_fully<R: ReadAt>(file: &R, offset: u64, buf: &mut [u8]) -> io::Result<()> {
     let n = file.read_at(offset, buf)?;
     if n < buf.len() {
-        return Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            format!("a file shrank while it was read (at {offset})"),
-        ));
+        return Err(shrank(offset));
     }
     Ok(())
+}
+
+/// The error of a read that found less than the index said was there.
+fn shrank(offset: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        format!("a file shrank while it was read (at {offset})"),
+    )
 }
 
 /// Reads the entry headers of stripe `index` into `entries`, up to the
