@@ -18,7 +18,11 @@
 //! work, and everything before it is complete. A writer that must see its
 //! own work published (read-your-writes) [waits](Sequencer::wait_published)
 //! for the position, spinning, then yielding (for up to 100 us, less once
-//! its yields turn slow: other threads want the cores), then asleep.
+//! its yields turn slow: other threads want the cores), then asleep. A
+//! finisher wakes only the sleepers whose position it published, and
+//! takes them off the list as it does: with more threads than cores, a
+//! woken thread may wait milliseconds for a core, and the moves meanwhile
+//! cost a load, not a wake-up call each.
 //!
 //! Finishing stores the range's end in a ring slot named after its start;
 //! whoever finishes the range at the published position moves the position
@@ -88,13 +92,15 @@
 //!
 //! # Verification
 //!
-//! loom models of finishing in any order with the work published, sleeping
-//! waiters, closing around a switch, a full ring, bytes reserved in
+//! loom models (where waiters sleep at once, without spinning first) of
+//! finishing in any order with the work published, sleeping waiters, closing around a switch, a full ring, bytes reserved in
 //! sequence order across a restart, and posting and draining
 //! all three ways (`tests/loom.rs`, `LOOM_MAX_PREEMPTIONS=2`; they fail if
 //! `finish`'s fence, the drain's fence or its second look,
-//! `drain_until`'s wake-up after letting go, or the skipping drain's skip
-//! or its sleep on the sequencer's bell is removed, and caught an
+//! `drain_until`'s wake-up after letting go, the skipping drain's skip
+//! or its sleep on the sequencer's bell, either fence between a sleeper
+//! and its waker, a sleeper's position or its return to the list is
+//! removed, or a move wakes only the sleepers below it; and caught an
 //! ordering bug in the ring), miri on the unit tests (the queue's `unsafe`
 //! boxes), and a stress test checking that no thread ever sees the
 //! published position pass unfinished work (`tests/stress.rs`, also under

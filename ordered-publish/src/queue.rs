@@ -511,7 +511,7 @@ impl<T> OrderedQueue<T> {
                 }
                 // Busy: wait until the drainer took ours or let go. It
                 // rings the bell after letting go.
-                bell.wait_until(|| {
+                bell.wait_until(0, || {
                     self.drainer.taken.load(Acquire) >= end
                         || self.drainer.releases.load(Acquire) != released
                 });
@@ -521,7 +521,9 @@ impl<T> OrderedQueue<T> {
                 // leave the drain to us. Posting rings the queue's bell;
                 // skipping, the poster's pass rings `finished`'s, and so
                 // does finishing.
-                bell.wait_until(|| self.drainer.taken.load(Acquire) >= end || movable(taken));
+                bell.wait_until(0, || {
+                    self.drainer.taken.load(Acquire) >= end || movable(taken)
+                });
             }
         }
     }

@@ -262,7 +262,8 @@ impl Sequencer {
                 || start <= self.res.room_until.load(Acquire)
                 || self.raise_room_until(start, mask);
             if seq & CLOSED != 0 || !room {
-                self.tracker.wait_until(|| {
+                // Woken by any move (room) and by the reopening.
+                self.tracker.wait_until(0, || {
                     // Relaxed: only a reason to try the compare-and-swap.
                     let (now, _) = unpack(self.res.next.load(Relaxed));
                     now & CLOSED == 0 && now.saturating_sub(self.tracker.published()) <= mask

@@ -3,11 +3,11 @@
 //! code that ships.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, fence};
+pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, fence};
 #[cfg(loom)]
 pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, fence};
+pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, fence};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 

@@ -117,6 +117,35 @@ fn sleeping_waiters_are_woken_by_the_finisher() {
     assert_eq!(seq.published(), 4);
 }
 
+/// A finisher wakes only the sleepers whose position it published, and
+/// takes them off the list as it wakes them: the moves after it do not
+/// ring for them again while they wait for a core to run on.
+#[test]
+fn a_move_wakes_only_the_sleepers_it_reached() {
+    let t = crate::Tracker::new(0, 64);
+    thread::scope(|s| {
+        let waiters: Vec<_> = [2, 4]
+            .into_iter()
+            .map(|end| {
+                let t = &t;
+                s.spawn(move || t.wait_published(end))
+            })
+            .collect();
+        while t.sleeping() != [2, 4] {
+            thread::yield_now();
+        }
+        t.finish(0..1);
+        assert_eq!(t.sleeping(), [2, 4], "nobody reached");
+        t.finish(1..3);
+        assert_eq!(t.sleeping(), [4], "the first woken and off the list");
+        t.finish(3..4);
+        assert_eq!(t.sleeping(), [0u64; 0]);
+        for w in waiters {
+            w.join().unwrap();
+        }
+    });
+}
+
 #[test]
 fn empty_ranges_take_nothing() {
     let seq = Sequencer::new(3, 4);

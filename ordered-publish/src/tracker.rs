@@ -9,12 +9,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{
-    AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard, fence, spin_loop, yield_now,
-};
+use crate::sync::{AtomicU64, Condvar, Mutex, MutexGuard, fence, spin_loop, yield_now};
 
 /// Checks of a waited-for condition spent spinning before yielding.
-const SPINS: u32 = if cfg!(loom) { 1 } else { 64 };
+const SPINS: u32 = 64;
 /// The longest a waiter yields before it sleeps (RocksDB's
 /// `write_thread_max_yield_usec`), unless its yields turn slow first.
 const MAX_YIELDING: Duration = Duration::from_micros(100);
@@ -64,12 +62,44 @@ pub struct Tracker {
     slots: Box<[AtomicU64]>,
     /// `capacity - 1`; the capacity is a power of two.
     mask: u64,
-    /// Threads asleep in a wait, so that those who change the state know
-    /// to wake them; kept on a line of its own, read by every finisher.
-    sleepers: CachePadded<AtomicUsize>,
-    /// The sleepers' lock and bell (the slow path only).
-    sleep: Mutex<()>,
+    /// The lowest position a thread asleep in a wait waits for (0: any
+    /// move), `NO_SLEEPER` when none is: a finisher that moves the
+    /// position there wakes the sleepers it reached. Kept on a line of its
+    /// own, read by every finisher; written under `sleep`.
+    wake_at: CachePadded<AtomicU64>,
+    /// The sleepers (the slow path only), and their bell.
+    sleep: Mutex<Sleepers>,
     bell: Condvar,
+}
+
+/// `Tracker::wake_at` when no thread sleeps.
+const NO_SLEEPER: u64 = u64::MAX;
+
+/// The threads asleep in a tracker's waits that no waker has woken yet.
+#[derive(Default)]
+struct Sleepers {
+    list: Vec<Sleeper>,
+    /// The next sleeper's ticket.
+    next_ticket: u64,
+}
+
+/// A thread asleep in a wait: the position whose publication wakes it,
+/// and its ticket, by which it finds itself in the list.
+#[derive(Clone, Copy)]
+struct Sleeper {
+    wake_at: u64,
+    ticket: u64,
+}
+
+impl Sleepers {
+    /// The lowest position a sleeper waits for, `NO_SLEEPER` for none.
+    fn lowest(&self) -> u64 {
+        self.list
+            .iter()
+            .map(|s| s.wake_at)
+            .min()
+            .unwrap_or(NO_SLEEPER)
+    }
 }
 
 impl fmt::Debug for Tracker {
@@ -100,8 +130,8 @@ impl Tracker {
             published: CachePadded::new(AtomicU64::new(first)),
             slots,
             mask: capacity as u64 - 1,
-            sleepers: CachePadded::new(AtomicUsize::new(0)),
-            sleep: Mutex::new(()),
+            wake_at: CachePadded::new(AtomicU64::new(NO_SLEEPER)),
+            sleep: Mutex::new(Sleepers::default()),
             bell: Condvar::new(),
         }
     }
@@ -208,7 +238,7 @@ impl Tracker {
             }
         }
         if moved {
-            self.wake_waiters();
+            self.wake_sleepers_until(published);
         }
     }
 
@@ -247,7 +277,7 @@ impl Tracker {
     /// ```
     pub fn wait_published(&self, end: u64) {
         if self.published() < end {
-            self.wait_until(|| self.published() >= end);
+            self.wait_until(end, || self.published() >= end);
         }
     }
 
@@ -273,26 +303,25 @@ impl Tracker {
     /// });
     /// ```
     pub fn wait_published_or(&self, end: u64, stop: impl Fn() -> bool) -> bool {
-        self.wait_until(|| self.published() >= end || stop());
+        self.wait_until(end, || self.published() >= end || stop());
         self.published() >= end
     }
 
     /// Waits until `done` holds, spinning, then yielding, then asleep on the
-    /// bell; whoever changes what `done` reads rings it (`wake_waiters`).
-    pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
-        for _ in 0..SPINS {
-            if done() {
-                return;
+    /// bell. Asleep, the waiter is woken once the published position
+    /// reaches `wake_at` (0: by any move of it), and by `wake_waiters`,
+    /// which whoever changes anything else that `done` reads must call.
+    pub(crate) fn wait_until(&self, wake_at: u64, done: impl Fn() -> bool) {
+        // Under loom, straight to sleep: a model reaches a sleep past spins
+        // and yields (each a yield to loom) only with more preemptions than
+        // it can afford.
+        if !cfg!(loom) {
+            for _ in 0..SPINS {
+                if done() {
+                    return;
+                }
+                spin_loop();
             }
-            spin_loop();
-        }
-        if cfg!(loom) {
-            // Under loom: one yield, no clock.
-            if done() {
-                return;
-            }
-            yield_now();
-        } else {
             // Yielding while the yields are fast (the cores have room: a
             // sleep would only add a wake-up, a syscall for whoever rings),
             // for a while.
@@ -313,23 +342,73 @@ impl Tracker {
                 }
             }
         }
-        let mut guard: MutexGuard<'_, ()> =
+        // `NO_SLEEPER` itself would read as nobody asleep.
+        let wake_at = wake_at.min(NO_SLEEPER - 1);
+        let mut sleepers: MutexGuard<'_, Sleepers> =
             self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
-        // Relaxed increment, then the SeqCst fence: the other half of the
-        // fence in `wake_waiters` (Dekker): either the waker sees us
-        // counted, or our check below sees its change.
-        self.sleepers.fetch_add(1, Relaxed);
-        fence(SeqCst);
-        while !done() {
-            guard = self
+        let ticket = sleepers.next_ticket;
+        sleepers.next_ticket += 1;
+        loop {
+            // On the list (again, if a waker took us off it and `done`
+            // still does not hold: that waker's move was not enough).
+            if !sleepers.list.iter().any(|s| s.ticket == ticket) {
+                sleepers.list.push(Sleeper { wake_at, ticket });
+                // Relaxed: written under the lock only; the fence below
+                // orders it before our check for the wakers, who read it
+                // without the lock.
+                if wake_at < self.wake_at.load(Relaxed) {
+                    self.wake_at.store(wake_at, Relaxed);
+                }
+            }
+            // SeqCst fence: the other half of the fence in
+            // `wake_sleepers_until` (Dekker): either the waker sees our
+            // `wake_at`, or our check below sees its move.
+            fence(SeqCst);
+            if done() {
+                break;
+            }
+            sleepers = self
                 .bell
-                .wait(guard)
+                .wait(sleepers)
                 .unwrap_or_else(PoisonError::into_inner);
         }
-        // Relaxed: only wakers read it, as a hint (a stale non-zero costs
-        // one spurious ring).
-        self.sleepers.fetch_sub(1, Relaxed);
-        drop(guard);
+        // Off the list, unless a waker took us off already.
+        if let Some(i) = sleepers.list.iter().position(|s| s.ticket == ticket) {
+            sleepers.list.swap_remove(i);
+            // Relaxed: as above; a higher value only spares a wake-up.
+            self.wake_at.store(sleepers.lowest(), Relaxed);
+        }
+    }
+
+    /// The positions the sleepers not woken yet wait for, lowest first.
+    #[cfg(test)]
+    pub(crate) fn sleeping(&self) -> Vec<u64> {
+        let sleepers = self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut ends: Vec<u64> = sleepers.list.iter().map(|s| s.wake_at).collect();
+        ends.sort_unstable();
+        ends
+    }
+
+    /// Wakes the sleepers that wait for the published position to reach
+    /// `position` or less (or for any move), taking them off the list, so
+    /// that the moves after this one do not ring for them again while they
+    /// wait for a core. Costs a fence and a load when nobody sleeps, or
+    /// nobody for this position.
+    fn wake_sleepers_until(&self, position: u64) {
+        // SeqCst fence: see `wait_until`.
+        fence(SeqCst);
+        // Relaxed: the fence orders it (see `wait_until`).
+        let lowest = self.wake_at.load(Relaxed);
+        if lowest == NO_SLEEPER || lowest > position {
+            return;
+        }
+        // Taking the lock orders our move after a sleeper's check, which it
+        // makes holding the lock until it waits.
+        let mut sleepers = self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
+        sleepers.list.retain(|s| s.wake_at > position);
+        // Relaxed: see `wait_until`.
+        self.wake_at.store(sleepers.lowest(), Relaxed);
+        self.bell.notify_all();
     }
 
     /// Wakes the threads asleep in a wait of this tracker (or of its
@@ -360,13 +439,6 @@ impl Tracker {
     /// assert_eq!(written.published(), 0);
     /// ```
     pub fn wake_waiters(&self) {
-        // SeqCst fence: see `wait_until`.
-        fence(SeqCst);
-        if self.sleepers.load(Relaxed) > 0 {
-            // Taking the lock orders the ring after a sleeper's check, which
-            // it makes holding the lock until it waits.
-            let _guard = self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
-            self.bell.notify_all();
-        }
+        self.wake_sleepers_until(NO_SLEEPER - 1);
     }
 }

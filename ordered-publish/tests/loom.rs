@@ -1,5 +1,7 @@
 //! Loom models of the sequencer: publication in order with the work it
-//! covers, sleeping waiters, closing, and a full ring.
+//! covers, sleeping waiters, closing, and a full ring. Under loom a waiter
+//! sleeps at once, without spinning or yielding first, so that the models
+//! reach the sleep within their preemptions.
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release -p ordered-publish --test loom`
 #![cfg(loom)]
