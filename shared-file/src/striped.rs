@@ -32,6 +32,8 @@ use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
+use crossbeam_utils::CachePadded;
+
 use crate::PositionedFile;
 use crate::file::annotate;
 use crate::sync::{AtomicBool, AtomicU64, Mutex};
@@ -85,7 +87,9 @@ fn entry_header(offset: u64, len: u32) -> [u8; ENTRY_HEADER_LEN] {
 /// The primary file and its stripes.
 pub(crate) struct Stripes {
     primary: Primary,
-    stripes: Box<[Stripe]>,
+    /// Each on lines of its own: writers on different stripes must not
+    /// pull each other's lock and positions back and forth.
+    stripes: Box<[CachePadded<Stripe>]>,
     /// Each stripe asks for its entries to be written back once they are
     /// this many bytes behind its end, a step at a time (0: never).
     writeback_step: AtomicU64,
@@ -239,7 +243,7 @@ impl Stripes {
                 file.write_all_at(&STRIPE_MAGIC, 0)
                     .map_err(|e| stripe_error(e, "write", path, i))?;
                 let end = STRIPE_MAGIC.len() as u64;
-                Ok(Stripe {
+                Ok(CachePadded::new(Stripe {
                     file,
                     tail: Mutex::new(Tail {
                         end,
@@ -251,7 +255,7 @@ impl Stripes {
                     // reads as one without entries.
                     synced: AtomicU64::new(end),
                     failed: AtomicBool::new(false),
-                })
+                }))
             })
             .collect::<io::Result<_>>()?;
         Ok(Stripes {
