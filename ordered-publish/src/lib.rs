@@ -100,7 +100,8 @@
 //! `drain_until`'s wake-up after letting go, the skipping drain's skip
 //! or its sleep on the sequencer's bell, either fence between a sleeper
 //! and its waker, a sleeper's position or its return to the list is
-//! removed, or a move wakes only the sleepers below it; and caught an
+//! removed, or a move wakes only the sleepers below it or a sleeper only
+//! at a higher position another waits for; and caught an
 //! ordering bug in the ring), miri on the unit tests (the queue's `unsafe`
 //! boxes), and a stress test checking that no thread ever sees the
 //! published position pass unfinished work (`tests/stress.rs`, also under

@@ -1,5 +1,6 @@
 //! Loom models of the sequencer: publication in order with the work it
-//! covers, sleeping waiters, closing, and a full ring. Under loom a waiter
+//! covers, sleeping waiters (one, and two for different positions),
+//! closing, and a full ring. Under loom a waiter
 //! sleeps at once, without spinning or yielding first, so that the models
 //! reach the sleep within their preemptions.
 //!
@@ -83,6 +84,41 @@ fn a_sleeping_waiter_is_woken_and_sees_the_work() {
         work.write(r.start, 7);
         seq.finish(r);
         waiter.join().unwrap();
+    });
+}
+
+/// Two waiters asleep for different positions: the first finishes the
+/// range the second waits for, once the move that reaches its own
+/// position wakes it. A wake-up that comes late (for the higher position
+/// only) or never leaves both asleep; each sees the work below its
+/// position.
+#[test]
+fn sleepers_for_different_positions_are_each_woken_by_their_move() {
+    loom::model(|| {
+        let seq = Arc::new(Sequencer::new(0, 4));
+        let work = Arc::new(Work::new(2));
+        let (first, second) = (seq.reserve(1), seq.reserve(1));
+        let relay = {
+            let (seq, work, second) = (seq.clone(), work.clone(), second.clone());
+            thread::spawn(move || {
+                seq.wait_published(second.start);
+                assert_eq!(work.read(0), 10);
+                work.write(second.start, 11);
+                seq.finish(second);
+            })
+        };
+        let last = {
+            let (seq, work, end) = (seq.clone(), work.clone(), second.end);
+            thread::spawn(move || {
+                seq.wait_published(end);
+                assert_eq!((work.read(0), work.read(1)), (10, 11));
+            })
+        };
+        work.write(first.start, 10);
+        seq.finish(first);
+        relay.join().unwrap();
+        last.join().unwrap();
+        assert_eq!(seq.published(), 2);
     });
 }
 
