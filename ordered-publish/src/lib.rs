@@ -92,20 +92,22 @@
 //!
 //! # Verification
 //!
-//! loom models (where waiters sleep at once, without spinning first) of
-//! finishing in any order with the work published, sleeping waiters, closing around a switch, a full ring, bytes reserved in
-//! sequence order across a restart, and posting and draining
-//! all three ways (`tests/loom.rs`, `LOOM_MAX_PREEMPTIONS=2`; they fail if
-//! `finish`'s fence, the drain's fence or its second look,
-//! `drain_until`'s wake-up after letting go, the skipping drain's skip
-//! or its sleep on the sequencer's bell, either fence between a sleeper
-//! and its waker, a sleeper's position or its return to the list is
-//! removed, or a move wakes only the sleepers below it or a sleeper only
-//! at a higher position another waits for; and caught an
-//! ordering bug in the ring), miri on the unit tests (the queue's `unsafe`
-//! boxes), and a stress test checking that no thread ever sees the
-//! published position pass unfinished work (`tests/stress.rs`, also under
-//! ThreadSanitizer).
+//! - loom models (`tests/loom.rs`, `LOOM_MAX_PREEMPTIONS=2`; waiters sleep
+//!   at once there, without spinning first) of finishing in any order with
+//!   the work published, sleeping waiters (one, and two for different
+//!   positions), closing around a switch, a full ring, bytes reserved in
+//!   sequence order across a restart, and posting and draining all three
+//!   ways. They fail if any of these goes: `finish`'s fence, the drain's
+//!   fence or its second look, `drain_until`'s wake-up after letting go,
+//!   the skipping drain's skip or its sleep on the sequencer's bell, either
+//!   fence between a sleeper and its waker, a sleeper's position on the
+//!   list or its return to it; or if a move wakes only the sleepers below
+//!   it, or the bell keeps the highest position sleepers wait for instead
+//!   of the lowest. They caught an ordering bug in the ring.
+//! - miri on the unit tests (the queue's `unsafe` boxes).
+//! - A stress test checking that no thread ever sees the published
+//!   position pass unfinished work (`tests/stress.rs`, also under
+//!   ThreadSanitizer).
 
 mod queue;
 mod sequencer;
