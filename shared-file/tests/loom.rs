@@ -15,3 +15,12 @@
 mod mapped;
 #[path = "loom/striped.rs"]
 mod striped;
+
+use shared_log_file::SharedFile;
+
+/// Copies `data` at `at` from a writer thread of a model.
+fn write(shared: &SharedFile, at: u64, data: &[u8]) {
+    // SAFETY: the models give each writer bytes of its own, and the owner
+    // sets the size, appends or cuts only once the writers are done.
+    unsafe { shared.write_at(at, data) }.unwrap();
+}

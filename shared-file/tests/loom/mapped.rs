@@ -32,6 +32,8 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 use shared_log_file::SharedFile;
 
+use super::write;
+
 /// `file/growth.rs`'s `GROW` under loom.
 const GROW: u64 = 64 << 10;
 /// `file/growth.rs`'s `CHUNK` under loom.
@@ -94,13 +96,6 @@ impl Log {
         }
         assert!(std::fs::read(&self.path).unwrap() == expected);
     }
-}
-
-/// Copies `data` at `at` from a writer thread.
-fn write(shared: &SharedFile, at: u64, data: &[u8]) {
-    // SAFETY: the models give each writer ranges of its own, and nobody
-    // appends or syncs until the writers are done.
-    unsafe { shared.write_at(at, data) }.unwrap();
 }
 
 #[test]

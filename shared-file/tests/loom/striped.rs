@@ -172,10 +172,8 @@ const SECOND: Record = (4, b"bbbb");
 const THIRD: Record = (8, b"cccc");
 
 /// Writes `record` from a writer thread.
-fn write(shared: &SharedFile, (at, data): Record) {
-    // SAFETY: each record has bytes of its own, and the owner sets the
-    // size only once the writers are done.
-    unsafe { shared.write_at(at, data) }.unwrap();
+fn write_record(shared: &SharedFile, (at, data): Record) {
+    super::write(shared, at, data);
 }
 
 /// Runs `f` under loom with at least 4 preemptions, more than CI's
@@ -197,7 +195,7 @@ fn a_sync_covers_every_write_that_returned_before_it() {
         let first = {
             let (log, done) = (log.clone(), first_done.clone());
             thread::spawn(move || {
-                write(&log.shared, FIRST);
+                write_record(&log.shared, FIRST);
                 // Release: hands the write over to the syncer.
                 done.store(true, Ordering::Release);
             })
@@ -205,8 +203,8 @@ fn a_sync_covers_every_write_that_returned_before_it() {
         let others = {
             let (log, done) = (log.clone(), others_done.clone());
             thread::spawn(move || {
-                write(&log.shared, SECOND);
-                write(&log.shared, THIRD);
+                write_record(&log.shared, SECOND);
+                write_record(&log.shared, THIRD);
                 // Release: as above.
                 done.store(true, Ordering::Release);
             })
@@ -240,7 +238,7 @@ fn writers_that_sync_their_own_writes_beside_each_other() {
             .map(|record| {
                 let log = log.clone();
                 thread::spawn(move || {
-                    write(&log.shared, record);
+                    write_record(&log.shared, record);
                     log.shared.sync_data().unwrap();
                     log.assert_durable(record);
                 })
