@@ -694,6 +694,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         let levels = self.shared.level_stats(&st);
         DbStats {
             write_group: self.shared.group.stats(),
+            sequencer_waits: self.shared.seq.tracker().wait_stats(),
             level_files: levels.map(|l| l.files),
             levels,
             base_level: st.bg.shape.base_level,

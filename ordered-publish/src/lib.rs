@@ -113,10 +113,12 @@ mod queue;
 mod sequencer;
 mod sync;
 mod tracker;
+mod wait_stats;
 
 pub use queue::OrderedQueue;
 pub use sequencer::{Closed, SEQUENCE_LIMIT, Sequencer};
 pub use tracker::Tracker;
+pub use wait_stats::WaitStats;
 
 #[cfg(test)]
 mod tests;

@@ -146,6 +146,47 @@ fn a_move_wakes_only_the_sleepers_it_reached() {
     });
 }
 
+/// Each wait is counted once, by how it ended: its condition decides the
+/// phase (its checks are counted), and a sleeper is woken by a move.
+#[test]
+fn wait_stats_count_each_wait_by_how_it_ended() {
+    use crate::WaitStats;
+    use crate::tracker::SPINS;
+    use std::cell::Cell;
+
+    let t = crate::Tracker::new(0, 8);
+    let holds_at = |call: u32| {
+        let calls = Cell::new(0);
+        move || {
+            calls.set(calls.get() + 1);
+            calls.get() >= call
+        }
+    };
+    t.wait_until(0, holds_at(1));
+    t.wait_until(0, holds_at(SPINS));
+    let stats = |spin_successes, yield_successes, sleeps| WaitStats {
+        spin_successes,
+        yield_successes,
+        sleeps,
+    };
+    assert_eq!(t.wait_stats(), stats(2, 0, 0), "both within the spins");
+    // One check past the spins: the first yield's (or, if even one yield
+    // ran past the yielding time, the check before sleeping).
+    t.wait_until(0, holds_at(SPINS + 2));
+    assert_eq!(t.wait_stats(), stats(2, 1, 0));
+    thread::scope(|s| {
+        let waiter = s.spawn(|| t.wait_published(1));
+        while t.sleeping().is_empty() {
+            thread::yield_now();
+        }
+        t.finish(0..1);
+        waiter.join().unwrap();
+    });
+    assert_eq!(t.wait_stats(), stats(2, 1, 1));
+    t.wait_published(1); // reached: not a wait
+    assert_eq!(t.wait_stats().waits(), 4);
+}
+
 #[test]
 fn empty_ranges_take_nothing() {
     let seq = Sequencer::new(3, 4);

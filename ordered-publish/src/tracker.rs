@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 
 use crate::sync::{AtomicU64, Condvar, Mutex, MutexGuard, fence, spin_loop, yield_now};
+use crate::wait_stats::{Ended, WaitCounters, WaitStats};
 
 /// Checks of a waited-for condition spent spinning before yielding.
-const SPINS: u32 = 64;
+pub(crate) const SPINS: u32 = 64;
 /// The longest a waiter yields before it sleeps (RocksDB's
 /// `write_thread_max_yield_usec`), unless its yields turn slow first.
 const MAX_YIELDING: Duration = Duration::from_micros(100);
@@ -70,6 +71,8 @@ pub struct Tracker {
     /// The sleepers (the slow path only), and their bell.
     sleep: Mutex<Sleepers>,
     bell: Condvar,
+    /// How the waits ended.
+    waits: WaitCounters,
 }
 
 /// `Tracker::wake_at` when no thread sleeps.
@@ -133,6 +136,7 @@ impl Tracker {
             wake_at: CachePadded::new(AtomicU64::new(NO_SLEEPER)),
             sleep: Mutex::new(Sleepers::default()),
             bell: Condvar::new(),
+            waits: WaitCounters::new(),
         }
     }
 
@@ -318,6 +322,7 @@ impl Tracker {
         if !cfg!(loom) {
             for _ in 0..SPINS {
                 if done() {
+                    self.waits.count(Ended::Spinning);
                     return;
                 }
                 spin_loop();
@@ -329,6 +334,7 @@ impl Tracker {
             let mut slow = 0;
             loop {
                 if done() {
+                    self.waits.count(Ended::Yielding);
                     return;
                 }
                 let before = Instant::now();
@@ -348,6 +354,7 @@ impl Tracker {
             self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
         let ticket = sleepers.next_ticket;
         sleepers.next_ticket += 1;
+        let mut slept = false;
         loop {
             // On the list (again, if a waker took us off it and `done`
             // still does not hold: that waker's move was not enough).
@@ -367,6 +374,7 @@ impl Tracker {
             if done() {
                 break;
             }
+            slept = true;
             sleepers = self
                 .bell
                 .wait(sleepers)
@@ -378,6 +386,34 @@ impl Tracker {
             // Relaxed: as above; a higher value only spares a wake-up.
             self.wake_at.store(sleepers.lowest(), Relaxed);
         }
+        drop(sleepers);
+        // A wait that found `done` as it was about to sleep ended with the
+        // yields (or, under loom, its spin).
+        self.waits.count(if slept {
+            Ended::Asleep
+        } else if cfg!(loom) {
+            Ended::Spinning
+        } else {
+            Ended::Yielding
+        });
+    }
+
+    /// How this tracker's waits ended, since it was made (see
+    /// [`WaitStats`]): those of [`wait_published`](Self::wait_published)
+    /// and [`wait_published_or`](Self::wait_published_or), and of the
+    /// [`Sequencer`](crate::Sequencer) or [`OrderedQueue`](crate::OrderedQueue)
+    /// that waits on it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let t = ordered_publish::Tracker::new(0, 8);
+    /// t.finish(0..2);
+    /// t.wait_published(2); // reached: no wait
+    /// assert_eq!(t.wait_stats().waits(), 0);
+    /// ```
+    pub fn wait_stats(&self) -> WaitStats {
+        self.waits.snapshot()
     }
 
     /// The positions the sleepers not woken yet wait for, lowest first.

@@ -16,6 +16,8 @@ use crate::recovery::RecoveryStats;
 /// db.put(b"a", b"1").unwrap();
 /// db.put(b"b", b"2").unwrap();
 /// assert_eq!(db.stats().memtable_entries, 2);
+/// // One writer never waits for the writes before its own:
+/// assert_eq!(db.stats().sequencer_waits.waits(), 0);
 /// db.flush().unwrap();
 /// let stats = db.stats();
 /// assert_eq!(stats.memtable_entries, 0);
@@ -28,6 +30,12 @@ pub struct DbStats {
     /// The write group's counters (groups, members, wake-ups, sizes): the
     /// group syncs the log for `sync` writes; other writes never join it.
     pub write_group: write_group::Stats,
+    /// How the writers' waits on the sequencer ended: for the writes
+    /// before theirs to become visible (a write returns once every earlier
+    /// one is), for a memtable switch, for room among the writes in flight.
+    /// Many waits that sleep mean more writers than cores, or writers held
+    /// up while they write (preempted, or faulting pages in).
+    pub sequencer_waits: ordered_publish::WaitStats,
     /// Table files per level.
     pub level_files: [usize; NUM_LEVELS],
     /// Each level's size, target and compaction counters.

@@ -149,10 +149,20 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Err
                 r.memtable_bytes_per_entry.unwrap_or(0.0)
             ));
         }
-        if let Some(w) = r.waits {
+        if let Some(w) = r.waits
+            && w.spun + w.yielded + w.slept + w.barged > 0
+        {
             out.line(format_args!(
-                "  waits: {} ended spinning, {} yielding, {} asleep; {} writers barged",
+                "  group waits: {} ended spinning, {} yielding, {} asleep; {} writers barged",
                 w.spun, w.yielded, w.slept, w.barged
+            ));
+        }
+        if let Some(w) = r.sequencer_waits
+            && w.spun + w.yielded + w.slept > 0
+        {
+            out.line(format_args!(
+                "  sequencer waits: {} ended spinning, {} yielding, {} asleep",
+                w.spun, w.yielded, w.slept
             ));
         }
         if let Some((waits, timeouts)) = r.gather_waits {

@@ -121,6 +121,9 @@ pub struct BenchResult {
     pub leader_wakeups: Option<u64>,
     /// How the writers' waits for their groups ended (write benchmarks).
     pub waits: Option<WaitOutcomes>,
+    /// How the writers' waits on the sequencer ended: for the writes
+    /// before theirs to become visible, mostly (write benchmarks).
+    pub sequencer_waits: Option<SequencerWaits>,
     /// Leaders that waited for more writers before syncing, and how many of
     /// those waits timed out.
     pub gather_waits: Option<(u64, u64)>,
@@ -142,6 +145,18 @@ pub struct WaitOutcomes {
     pub slept: u64,
     /// Writers that barged: led a group of their own instead of queueing.
     pub barged: u64,
+}
+
+/// How waits on the sequencer ended, from its statistics
+/// (`DbStats::sequencer_waits`).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct SequencerWaits {
+    /// Ended while spinning.
+    pub spun: u64,
+    /// Ended while yielding the time slice.
+    pub yielded: u64,
+    /// Slept until a finisher woke them.
+    pub slept: u64,
 }
 
 impl BenchResult {
@@ -235,6 +250,7 @@ mod tests {
             groups: None,
             leader_wakeups: None,
             waits: None,
+            sequencer_waits: None,
             gather_waits: None,
             memtable_bytes_per_entry: None,
             levels: None,

@@ -18,7 +18,7 @@ use super::flags::BenchArgs;
 use super::latency::{Latencies, Op, Recorder};
 use super::progress::{self, Ticker};
 use super::random::{Mt64, Values, key_stream};
-use super::report::{BenchResult, WaitOutcomes};
+use super::report::{BenchResult, SequencerWaits, WaitOutcomes};
 use super::{Config, Row};
 use crate::cli::Error;
 
@@ -483,7 +483,7 @@ pub(super) fn run_with_bar(
     } else {
         threads
     };
-    let before = db.stats().write_group;
+    let before = db.stats();
     let barrier = Barrier::new(threads);
     let readers_done = AtomicUsize::new(0);
     let outcomes: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..threads).map(|_| None).collect());
@@ -580,7 +580,7 @@ fn merge(
     cfg: &Config,
     db: &DB,
     row: &Row,
-    before: &write_group::Stats,
+    before: &lsm_demo::DbStats,
     outcomes: Vec<Outcome>,
 ) -> BenchResult {
     let a = &cfg.args;
@@ -617,7 +617,8 @@ fn merge(
     let secs = wall.as_secs_f64().max(1e-9);
     let ops = done.max(1);
     let after = db.stats();
-    let wg = &after.write_group;
+    let (wg, sequencer_before) = (&after.write_group, before.sequencer_waits);
+    let before = &before.write_group;
     let groups = wg.groups - before.groups;
     let members = wg.members - before.members;
     let reads_keys = matches!(
@@ -653,6 +654,14 @@ fn merge(
             yielded: wg.yield_successes - before.yield_successes,
             slept: wg.futex_sleeps - before.futex_sleeps,
             barged: wg.barges - before.barges,
+        }),
+        sequencer_waits: w.is_write().then(|| {
+            let now = after.sequencer_waits;
+            SequencerWaits {
+                spun: now.spin_successes - sequencer_before.spin_successes,
+                yielded: now.yield_successes - sequencer_before.yield_successes,
+                slept: now.sleeps - sequencer_before.sleeps,
+            }
         }),
         gather_waits: (w.is_write() && wg.gather_waits > before.gather_waits).then(|| {
             (
