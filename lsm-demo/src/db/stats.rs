@@ -32,7 +32,8 @@ pub struct DbStats {
     pub write_group: write_group::Stats,
     /// How the writers' waits on the sequencer ended: for the writes
     /// before theirs to become visible (a write returns once every earlier
-    /// one is), for a memtable switch, for room among the writes in flight.
+    /// one is), for a memtable switch, for room among the writes in flight,
+    /// and, with the drained log, for the thread appending the records.
     /// Many waits that sleep mean more writers than cores, or writers held
     /// up while they write (preempted, or faulting pages in).
     pub sequencer_waits: ordered_publish::WaitStats,
