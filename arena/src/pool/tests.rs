@@ -171,3 +171,44 @@ fn concurrent_arenas_share_a_pool_across_threads() {
     assert_eq!(pool, pool.clone());
     assert_ne!(pool, BlockPool::new(1 << 20));
 }
+
+#[test]
+fn warmed_blocks_are_the_ones_arenas_take() {
+    let pool = BlockPool::new(10 * BLOCK);
+    let options = pooled(&pool);
+    assert_eq!(pool.warm(&options, 3 * BLOCK).unwrap(), 3 * BLOCK);
+    assert_eq!(pool.warm(&options, 3 * BLOCK).unwrap(), 0, "there already");
+    // Up to the capacity, not past it.
+    assert_eq!(pool.warm(&options, 100 * BLOCK).unwrap(), 7 * BLOCK);
+    assert_eq!(pool.held_bytes(), 10 * BLOCK);
+
+    let arena = options.build().unwrap();
+    fill_blocks(&arena, 4, 7);
+    let stats = arena.stats();
+    assert_eq!(
+        stats.pooled_blocks, stats.blocks,
+        "no block from the system"
+    );
+    assert_eq!(pool.held_bytes(), (10 - stats.blocks) * BLOCK);
+
+    // Blocks made otherwise stay in the pool, untouched by these arenas.
+    let other = BlockPool::new(10 * BLOCK);
+    other
+        .warm(&ArenaOptions::new().with_block_size(2 * BLOCK), 2 * BLOCK)
+        .unwrap();
+    let arena = pooled(&other).build().unwrap();
+    fill_blocks(&arena, 1, 8);
+    assert_eq!(arena.stats().pooled_blocks, 0);
+    assert_eq!(other.held_bytes(), 2 * BLOCK);
+}
+
+#[test]
+fn warming_with_options_no_arena_takes_adds_nothing() {
+    let pool = BlockPool::new(1 << 20);
+    let zero = ArenaOptions::new().with_block_size(0);
+    assert_eq!(pool.warm(&zero, 1 << 20).unwrap(), 0);
+    // A block larger than the pool's capacity would be released at once.
+    let large = ArenaOptions::new().with_block_size(2 << 20);
+    assert_eq!(pool.warm(&large, 4 << 20).unwrap(), 0);
+    assert_eq!(pool.held_bytes(), 0);
+}
