@@ -153,6 +153,9 @@ pub struct Shared {
     /// Set by a writer once the mutable memtable is full: writers take the
     /// slow path of `make_room_for_write` while it is set.
     memtable_full: AtomicBool,
+    /// Set by a writer that found `block_pool` low (see `note_growth`): the
+    /// flush thread faults blocks in ahead of the memtables, then clears it.
+    warm_wanted: AtomicBool,
     /// Serialises memtable inserts when `allow_concurrent_memtable_write`
     /// is off.
     insert_lock: Mutex<()>,

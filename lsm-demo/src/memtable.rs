@@ -78,14 +78,30 @@ impl std::fmt::Debug for Memtable {
 /// pages cut by about 40% on this machine (see the skiplist's README).
 /// With `pool`, the blocks of memtables dropped before are reused.
 fn memtable_arena(write_buffer_size: usize, pool: Option<&BlockPool>) -> arena::ConcurrentArena {
-    let block = (write_buffer_size / 8).clamp(64 << 10, 4 << 20);
-    let mut options = arena::ArenaOptions::new()
-        .with_block_size(block)
-        .with_huge_pages(arena::HugePages::Transparent);
+    let mut options = memtable_arena_options(write_buffer_size);
     if let Some(pool) = pool {
         options = options.with_block_pool(pool);
     }
     options.build_concurrent().unwrap_or_default()
+}
+
+/// The options of [`memtable_arena`], without the pool.
+pub(crate) fn memtable_arena_options(write_buffer_size: usize) -> arena::ArenaOptions {
+    arena::ArenaOptions::new()
+        .with_block_size(memtable_block_size(write_buffer_size))
+        .with_huge_pages(arena::HugePages::Transparent)
+}
+
+fn memtable_block_size(write_buffer_size: usize) -> usize {
+    (write_buffer_size / 8).clamp(64 << 10, 4 << 20)
+}
+
+/// How much of the pool the flush thread keeps faulted in ahead of the
+/// memtables while it has nothing to flush (see `Shared::warm_pool`): a
+/// quarter of the write buffer (four 4 MiB blocks of a 64 MiB one), and
+/// at least a block.
+pub(crate) fn pool_warm_target(write_buffer_size: usize) -> usize {
+    (write_buffer_size / 4).max(memtable_block_size(write_buffer_size))
 }
 
 /// The pool a database's memtables share: it keeps the blocks of one full

@@ -209,7 +209,9 @@ impl Options {
     /// flushed. At least 64 KiB. Once a flushed memtable is dropped, the
     /// database keeps its arena's memory, up to a quarter more than this,
     /// for the memtables after it (so they write into pages already
-    /// mapped), and releases it on close.
+    /// mapped), and releases it on close. Once writes start, the flush
+    /// thread keeps a quarter of this faulted in ahead of them there
+    /// whenever the dropped memtables' memory runs low.
     ///
     /// # Examples
     ///

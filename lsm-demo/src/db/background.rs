@@ -192,10 +192,30 @@ impl Shared {
                 self.bg_cv.notify_all();
             } else if self.shutting_down.load(Ordering::Acquire) {
                 return;
+            } else if self.warm_wanted.load(Ordering::Relaxed) {
+                drop(st);
+                self.warm_pool();
+                st = self.state.lock();
             } else {
                 self.bg_cv.wait(&mut st);
             }
         }
+    }
+
+    /// Faults blocks into the memtables' pool until it holds
+    /// `pool_warm_target`, for the writers asking (see `note_growth`). The
+    /// request is cleared first: a writer that finds the pool low again
+    /// meanwhile asks again. A block that cannot be reserved ends the
+    /// warming; the arena that needs one then reserves its own, and fails
+    /// there if it must.
+    fn warm_pool(&self) {
+        // Relaxed: see `note_growth`.
+        self.warm_wanted.store(false, Ordering::Relaxed);
+        let size = self.opts.write_buffer_size;
+        let options = crate::memtable::memtable_arena_options(size);
+        let _ = self
+            .block_pool
+            .warm(&options, crate::memtable::pool_warm_target(size));
     }
 
     /// A compaction thread: runs what the picker chooses until shutdown

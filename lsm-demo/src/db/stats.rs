@@ -56,7 +56,8 @@ pub struct DbStats {
     pub memtable_bytes: usize,
     /// Entries of the mutable memtable.
     pub memtable_entries: usize,
-    /// Bytes of arena blocks kept from dropped memtables for the next ones
+    /// Bytes of arena blocks kept for the next memtables: those of dropped
+    /// memtables, and those the flush thread faults in ahead of the writers
     /// (at most a quarter more than the write buffer size; see
     /// [`Options::set_write_buffer_size`](crate::Options::set_write_buffer_size)).
     pub memtable_pool_bytes: usize,

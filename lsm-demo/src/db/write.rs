@@ -548,6 +548,19 @@ impl Shared {
             // Relaxed: a hint; writers re-check under the state lock.
             self.memtable_full.store(true, Ordering::Relaxed);
         }
+        // The pool running low: the flush thread faults blocks in ahead, so
+        // that no writer faults a fresh block's pages in (a 2 MiB page
+        // takes hundreds of microseconds) while the writes after its own
+        // wait for it. Asked once until it has warmed the pool. Relaxed: a
+        // request; the lock orders the wake-up with the thread's check.
+        let low = crate::memtable::pool_warm_target(self.opts.write_buffer_size) / 2;
+        if !self.warm_wanted.load(Ordering::Relaxed)
+            && self.block_pool.held_bytes() < low
+            && !self.warm_wanted.swap(true, Ordering::Relaxed)
+        {
+            let _st = self.state.lock();
+            self.bg_cv.notify_all();
+        }
     }
 
     /// Folds a sync's duration into `sync_nanos`: an average over about
