@@ -244,19 +244,28 @@ impl Shared {
 mod tests {
     use crate::{DB, Options};
 
+    /// Opens (creating it) a database in `dir` whose memtables hold
+    /// `write_buffer_size` bytes; returns its options too.
+    fn open(dir: &std::path::Path, write_buffer_size: usize) -> (Options, DB) {
+        let mut o = Options::default();
+        o.create_if_missing(true)
+            .set_write_buffer_size(write_buffer_size);
+        let db = DB::open(&o, dir).unwrap();
+        (o, db)
+    }
+
+    /// Puts key `i` with a 100-byte value.
+    fn put(db: &DB, i: u32) {
+        db.put(format!("key-{i:08}"), [b'v'; 100]).unwrap();
+    }
+
     /// A flushed memtable leaves its arena's blocks in the database's pool,
     /// and the next memtable fills them before it asks the system for more.
     #[test]
     fn flushed_memtables_leave_their_blocks_to_the_next() {
         let dir = tempfile::tempdir().unwrap();
-        let mut o = Options::default();
-        o.create_if_missing(true).set_write_buffer_size(512 << 10);
-        let db = DB::open(&o, dir.path()).unwrap();
-        let put_batch = |from: u32| {
-            for i in from..from + 2000 {
-                db.put(format!("key-{i:08}"), [b'v'; 100]).unwrap();
-            }
-        };
+        let (_, db) = open(dir.path(), 512 << 10);
+        let put_batch = |from: u32| (from..from + 2000).for_each(|i| put(&db, i));
         put_batch(0);
         // Nothing dropped yet: the pool holds at most the blocks the flush
         // thread faults in ahead.
@@ -288,9 +297,7 @@ mod tests {
     #[test]
     fn writers_get_blocks_faulted_in_ahead() {
         let dir = tempfile::tempdir().unwrap();
-        let mut o = Options::default();
-        o.create_if_missing(true).set_write_buffer_size(4 << 20);
-        let db = DB::open(&o, dir.path()).unwrap();
+        let (_, db) = open(dir.path(), 4 << 20);
         assert_eq!(db.stats().memtable_pool_bytes, 0, "no writes, no warming");
         let target = crate::memtable::pool_warm_target(4 << 20);
         let started = std::time::Instant::now();
@@ -300,7 +307,7 @@ mod tests {
                 started.elapsed() < std::time::Duration::from_secs(30),
                 "the pool was never warmed"
             );
-            db.put(format!("key-{i:08}"), [b'v'; 100]).unwrap();
+            put(&db, i);
             i += 1;
             if i.is_multiple_of(1000) {
                 std::thread::sleep(std::time::Duration::from_millis(1));
@@ -317,12 +324,8 @@ mod tests {
     #[test]
     fn recovery_leaves_its_blocks_to_the_first_memtable() {
         let dir = tempfile::tempdir().unwrap();
-        let mut o = Options::default();
-        o.create_if_missing(true).set_write_buffer_size(4 << 20);
-        let db = DB::open(&o, dir.path()).unwrap();
-        for i in 0..5000u32 {
-            db.put(format!("key-{i:08}"), [b'v'; 100]).unwrap();
-        }
+        let (o, db) = open(dir.path(), 4 << 20);
+        (0..5000).for_each(|i| put(&db, i));
         drop(db);
         let db = DB::open(&o, dir.path()).unwrap();
         assert!(
