@@ -146,6 +146,8 @@ impl BlockPool {
     pub fn clear(&self) {
         let blocks = {
             let mut held = self.held();
+            // Relaxed: the copy is only a size hint; the lock orders the
+            // blocks.
             self.inner.held_bytes.store(0, Relaxed);
             std::mem::take(&mut *held)
         };

@@ -80,6 +80,8 @@ fn run_stress(options: ArenaOptions, per_thread: usize) {
         let reader = s.spawn(|| {
             start.wait();
             let (mut allocated, mut usage, mut samples) = (0, 0, 0u64);
+            // Relaxed, here and in the writers: a stop flag that publishes
+            // nothing.
             while !done.load(Ordering::Relaxed) {
                 let now_allocated = arena.memory_allocated_bytes();
                 let stats = arena.stats();

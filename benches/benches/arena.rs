@@ -310,6 +310,8 @@ fn measure<C: Contender>(threads: usize, iters: u64, fresh: bool) -> Duration {
                             unsafe { ptr.as_ptr().write_bytes(i as u8, size) };
                             black_box(ptr);
                         }
+                        // Relaxed: read after the barrier below, which orders
+                        // it.
                         nanos[thread].store(clock.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     }
                     end.wait();

@@ -633,6 +633,8 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             }
         }
         let mut st = self.shared.state.lock();
+        // Acquire: pairs with `record_bg_error`'s Release, so the error it
+        // stored is there to read.
         while !st.version.imm.is_empty() && !self.shared.has_bg_error.load(Ordering::Acquire) {
             self.shared.bg_cv.wait(&mut st);
         }
@@ -736,11 +738,15 @@ impl<T: ThreadMode> Drop for DBWithThreadMode<T> {
             let st = self.shared.state.lock();
             std::iter::once(&st.version.mem)
                 .chain(st.version.imm.iter())
+                // Relaxed: every write returned before the drop; the state lock
+                // orders the rest.
                 .any(|m| m.has_unlogged.load(Ordering::Relaxed))
         };
         if unlogged {
             let _ = self.flush();
         }
+        // Release: a background thread that sees it (Acquire) sees the flush
+        // above done.
         self.shared.shutting_down.store(true, Ordering::Release);
         {
             let _st = self.shared.state.lock();

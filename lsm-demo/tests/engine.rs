@@ -506,6 +506,8 @@ fn logged_and_unlogged_writers_publish_in_order() {
                         let mine = db.get([t, b'b']).unwrap();
                         assert_eq!(mine.as_deref(), Some(value.as_bytes()), "own write unseen");
                     }
+                    // Release: the readers below count us done (Acquire) once
+                    // our writes are in.
                     done.fetch_add(1, std::sync::atomic::Ordering::Release);
                 });
             }

@@ -46,6 +46,8 @@ fn write_until_power_loss<R: Send>(
             })
             .collect();
         let deadline = Instant::now() + Duration::from_secs(20);
+        // Relaxed, here and in the writers: counts and a stop flag that publish
+        // nothing; the joins order the rest.
         while acked.load(Ordering::Relaxed) < target
             && !handles.iter().all(|h| h.is_finished())
             && Instant::now() < deadline
@@ -86,6 +88,7 @@ fn synced_writers_survive_power_loss(kind: MemtableKind, log: LogWrites, torn: b
                 let wo = write_options(true);
                 let name = move |k: u64| thread_key(t, k);
                 for i in 0.. {
+                    // Relaxed, the flag and the count: they publish nothing.
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
@@ -169,6 +172,7 @@ fn mixed_writers_keep_every_synced_write(kind: MemtableKind, log: LogWrites, see
                 let name = move |k: u64| thread_key(t, k);
                 let (mut history, mut durable) = (Vec::new(), 0);
                 for i in 0.. {
+                    // Relaxed, the flag and the count: they publish nothing.
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }

@@ -681,6 +681,8 @@ fn concurrent_readers_see_a_range_whole_or_empty() {
                     db.delete_range(k(0), k(100)).unwrap();
                 }
             }
+            // Relaxed, here and in the readers: a stop flag that publishes
+            // nothing.
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
         });
         for reader in 0..2 {

@@ -525,6 +525,7 @@ fn multi_gets_answer_every_key_at_one_point_in_time() {
         let (db, stop) = (Arc::clone(&db), Arc::clone(&stop));
         std::thread::spawn(move || {
             let mut i = 0u32;
+            // Relaxed, here and below: a stop flag that publishes nothing.
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 let mut batch = WriteBatch::new();
                 batch.put(b"pair-a", i.to_le_bytes());

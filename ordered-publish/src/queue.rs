@@ -512,6 +512,7 @@ impl<T> OrderedQueue<T> {
                 // Busy: wait until the drainer took ours or let go. It
                 // rings the bell after letting go.
                 bell.wait_until(0, || {
+                    // Acquire, both: pairs with the drainer's Release stores.
                     self.drainer.taken.load(Acquire) >= end
                         || self.drainer.releases.load(Acquire) != released
                 });
@@ -522,6 +523,8 @@ impl<T> OrderedQueue<T> {
                 // skipping, the poster's pass rings `finished`'s, and so
                 // does finishing.
                 bell.wait_until(0, || {
+                    // Acquire: pairs with the drainer's Release store of
+                    // `taken`.
                     self.drainer.taken.load(Acquire) >= end || movable(taken)
                 });
             }

@@ -339,6 +339,7 @@ impl Sequencer {
     /// assert_eq!(ordered_publish::Sequencer::new(0, 4).byte_limit(), u64::MAX);
     /// ```
     pub fn byte_limit(&self) -> u64 {
+        // Acquire: pairs with `raise_byte_limit`'s Release.
         self.res.byte_limit.load(Acquire)
     }
 
@@ -377,6 +378,7 @@ impl Sequencer {
     /// ```
     pub fn finish(&self, range: Range<u64>) {
         debug_assert!(
+            // Relaxed: a debug check; our own reservation is in the count.
             range.is_empty() || range.end <= unpack(self.res.next.load(Relaxed)).0 & !CLOSED,
             "not reserved"
         );

@@ -41,6 +41,7 @@ fn a_reservation_waits_for_room_in_the_ring() {
     thread::scope(|s| {
         let waiter = s.spawn(|| {
             let r = seq.reserve(1);
+            // Relaxed: the flag is read after the join.
             reserved.store(true, Relaxed);
             r
         });
@@ -74,6 +75,7 @@ fn close_waits_for_open_ranges_and_holds_off_new_ones() {
         assert_eq!(closed.published(), 2);
         let reserver = s.spawn(|| {
             let r = seq.reserve(1);
+            // Relaxed: read after the join.
             after_close.store(r.start, Relaxed);
             seq.finish(r);
         });
@@ -217,6 +219,7 @@ fn concurrent_writers_each_see_their_own_work_published() {
             s.spawn(move || {
                 for _ in 0..per_thread {
                     let r = seq.reserve(1);
+                    // Relaxed: the flags are read after the joins.
                     done[r.start as usize].store(true, Relaxed);
                     seq.finish(r.clone());
                     seq.wait_published(r.end);

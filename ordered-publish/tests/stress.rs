@@ -25,6 +25,10 @@ fn published_never_passes_unfinished_work() {
     let finished: Vec<AtomicBool> = (0..total).map(|_| AtomicBool::new(false)).collect();
     let owner: Vec<AtomicU64> = (0..total).map(|_| AtomicU64::new(u64::MAX)).collect();
     let writers_done = AtomicU64::new(0);
+    // Acquire: pairs with each writer's Release count, after its last
+    // finish. Below, the owners and the finished flags are Relaxed: an
+    // owner's swap needs only the one variable's order, and a flag is read
+    // after the joins or once the published position (Acquire) passed it.
     let stop = || writers_done.load(Acquire) == THREADS;
     thread::scope(|s| {
         for t in 0..THREADS {

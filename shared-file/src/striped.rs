@@ -304,16 +304,20 @@ impl Stripes {
         // once; a writer that misses a store writes into the primary once
         // more, which is as correct.
         let primary = &self.primary;
+        // Relaxed, both: hints that route writes; the writer lock orders the
+        // writes.
         if !primary.met.load(Ordering::Relaxed) && !primary.failed.load(Ordering::Relaxed) {
             match primary.writer.try_lock() {
                 Ok(_alone) => {
                     let written = primary.write_all_at(data, offset);
                     if written.is_err() {
                         // As a stripe that failed: nothing more goes there.
+                        // Relaxed: a hint, as the loads above.
                         primary.failed.store(true, Ordering::Relaxed);
                     }
                     return written.map_err(|e| annotate(e, "write", path));
                 }
+                // Relaxed: a hint, as the loads above.
                 Err(_) => primary.met.store(true, Ordering::Relaxed),
             }
         }

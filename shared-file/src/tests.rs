@@ -181,6 +181,8 @@ fn shared_writers_fill_their_reserved_ranges() {
                         (0..per_thread)
                             .map(|i| {
                                 let data = pattern(7_000 + 997 * (i % 13), t ^ i as u8);
+                                // Relaxed: only the offsets' uniqueness
+                                // matters.
                                 let at = next.fetch_add(data.len() as u64, Ordering::Relaxed);
                                 write_at(f, at, &data).unwrap();
                                 (at, t, i)
@@ -212,7 +214,8 @@ fn shared_writers_fill_their_reserved_ranges() {
 }
 
 /// A file in memory, which can fail its writes: the positional backing
-/// under miri.
+/// under miri. Its sync count and failure offset are read and set Relaxed,
+/// everywhere: by one thread, or across a join.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct MemFile {
     bytes: Arc<Mutex<Vec<u8>>>,
@@ -224,6 +227,7 @@ pub(crate) struct MemFile {
 impl MemFile {
     pub(crate) fn new() -> MemFile {
         let f = MemFile::default();
+        // Relaxed: see the type.
         f.fail_from.store(u64::MAX, Ordering::Relaxed);
         f
     }
@@ -253,6 +257,7 @@ impl PositionedFile for MemFile {
     }
 
     fn sync_data(&self) -> io::Result<()> {
+        // Relaxed: see the type.
         self.syncs.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -270,6 +275,7 @@ fn shared_writes_leave_the_size_unknown_until_it_is_set() {
     assert!(err.to_string().contains("mem.log"), "{err}");
     assert!(sync(&f).is_err());
     assert_eq!(
+        // Relaxed, the count and the offset: see `MemFile`.
         mem.syncs.load(Ordering::Relaxed),
         0,
         "a refused sync syncs nothing"
@@ -297,6 +303,7 @@ fn a_sync_cuts_writes_past_the_size_set() {
 fn a_failed_write_names_the_file_and_keeps_what_was_before() {
     let mem = MemFile::new();
     let f = SharedFile::positional(mem.clone(), "mem.log").unwrap();
+    // Relaxed: see `MemFile`.
     mem.fail_from.store(10, Ordering::Relaxed);
     write_at(&f, 0, b"0123456789").unwrap();
     let err = write_at(&f, 10, b"lost").unwrap_err();
@@ -343,6 +350,7 @@ fn threads_write_their_reserved_ranges_into_memory() {
             s.spawn(move || {
                 for i in 0..per_thread {
                     let record = [t, i as u8, 0xee];
+                    // Relaxed: only the offsets' uniqueness matters.
                     let at = next.fetch_add(3, Ordering::Relaxed);
                     write_at(f, at, &record).unwrap();
                 }
@@ -425,6 +433,7 @@ fn a_reservation_past_2_64_bytes_is_refused_and_takes_nothing() {
 fn a_failed_write_through_writers_keeps_its_bytes_reserved() {
     let mem = MemFile::new();
     let mut f = SharedFile::positional(mem.clone(), "mem.log").unwrap();
+    // Relaxed: see `MemFile`.
     mem.fail_from.store(3, Ordering::Relaxed);
     let writers = f.writers();
     assert_eq!(writers.write(b"abc").unwrap(), 0);

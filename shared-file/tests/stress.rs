@@ -57,6 +57,8 @@ fn round(backing: Backing, seed: u64) {
         // Grows the file a few megabytes ahead of the reservations, as an
         // owner that keeps growths off the writers' path does.
         s.spawn(|| {
+            // Acquire: pairs with the writers' Release at the end. Relaxed on
+            // `next`: the grower only reads how far to grow.
             while !writers_done.load(Ordering::Acquire) {
                 let reserved = next.load(Ordering::Relaxed);
                 file.grow_to(reserved + (4 << 20)).unwrap();
@@ -79,6 +81,7 @@ fn round(backing: Backing, seed: u64) {
                     for k in 0..per_writer {
                         let index = (k * step + seed as u32) % per_writer;
                         let r = record(w, index);
+                        // Relaxed: only the offsets' uniqueness matters.
                         let at = next.fetch_add(r.len() as u64, Ordering::Relaxed);
                         // SAFETY: `at..at + len` is this writer's alone, and
                         // nobody appends or syncs with a cut until the

@@ -18,6 +18,7 @@ fn main() {
     let scans = std::thread::scope(|s| {
         let reader = s.spawn(|| {
             let mut scans = 0;
+            // Relaxed: a stop flag; the scan publishes nothing.
             while !done.load(Ordering::Relaxed) {
                 // A cursor is an iterator over the keys, in order.
                 let mut previous: Option<&[u8]> = None;

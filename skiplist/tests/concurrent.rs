@@ -284,6 +284,7 @@ fn the_reader_check_catches_a_missing_key() {
     let state = State::new();
     state.write(&list, 3, None);
     // Publish generation 2 of slot 3 without inserting it.
+    // Release: as `State::write`'s publication, which the readers Acquire.
     state.generations[3].store(2, Ordering::Release);
     let mut rng = SmallRng::seed_from_u64(7);
     for _ in 0..100 {

@@ -549,6 +549,7 @@ fn single_entries_go_to_the_threads_lane() {
     for (i, lane) in mem.lanes.iter().enumerate() {
         let expected = if i == mine { 2 } else { 0 };
         assert_eq!(lane.entries.lock().len(), expected, "lane {i}");
+        // Relaxed: the writers were joined.
         assert_eq!(lane.count.load(Ordering::Relaxed), expected, "lane {i}");
     }
     assert_eq!(scan(&mem), [b"a".to_vec(), b"b".to_vec()]);

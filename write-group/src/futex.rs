@@ -118,12 +118,15 @@ mod tests {
                 let sleepers: Vec<_> = (0..2)
                     .map(|_| {
                         s.spawn(|| {
+                            // Acquire: pairs with the Release store that wakes
+                            // us.
                             while word.load(Acquire) == 0 {
                                 wait(&word, 0);
                             }
                         })
                     })
                     .collect();
+                // Release: the sleepers' Acquire loads see it.
                 word.store(1, Release);
                 if wake_everyone {
                     wake_all(&word);

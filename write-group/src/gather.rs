@@ -302,6 +302,7 @@ mod tests {
             || queued(counts.next().expect("stops counting at three")),
         );
         assert_eq!(waited, Waited::Gathered);
+        // Relaxed, in these tests: one thread.
         assert_eq!(gathering.learned.load(Relaxed), 3);
     }
 
@@ -316,6 +317,7 @@ mod tests {
             || queued(2),
         );
         assert_eq!(waited, Waited::TimedOut);
+        // Relaxed: one thread.
         assert_eq!(gathering.learned.load(Relaxed), 2);
         // Two writers leave for good: the next leader no longer waits.
         gathering.leave();
@@ -431,6 +433,7 @@ mod tests {
         let gathering = Gathering::default();
         (0..3).for_each(|_| gathering.enter());
         two_joiners_end_the_wait(&gathering, true);
+        // Relaxed, here and below: one thread.
         assert_eq!(gathering.learned.load(Relaxed), 3);
     }
 

@@ -98,6 +98,7 @@ impl Commit<Item> for Recorder {
         assert!(*token >= 1);
         item.applied += 1;
         item.applied_on = Some(thread::current().id());
+        // Relaxed: a count, read after the writers are joined.
         self.applies.fetch_add(1, Relaxed);
         if item.panic_in_apply {
             panic!("apply panics for {}", item.id);
@@ -241,6 +242,7 @@ fn tree_wakeups(n: usize, options: Options) {
     );
     // Woken at least once each, and n - 1 wake-ups in all: exactly once each.
     assert_eq!(stats.leader_wakeups + stats.caller_wakeups, n as u64 - 1);
+    // Relaxed: the writers were joined.
     assert_eq!(recorder.applies.load(Relaxed), n);
     assert_eq!(*recorder.published.lock().unwrap(), vec![n]);
 }
@@ -334,6 +336,7 @@ fn a_failed_lead_step_fails_every_member_and_publishes_nothing() {
             }
         });
         assert_eq!(recorder.groups.lock().unwrap().len(), 1);
+        // Relaxed: the writers were joined.
         assert_eq!(recorder.applies.load(Relaxed), 0);
         assert!(recorder.published.lock().unwrap().is_empty());
     }
@@ -516,6 +519,7 @@ fn an_apply_panic_reaches_its_own_submitter_and_the_group_completes() {
                 }
             }
         });
+        // Relaxed: the writers were joined.
         assert_eq!(recorder.applies.load(Relaxed), n);
         assert_eq!(
             *recorder.published.lock().unwrap(),
@@ -550,6 +554,7 @@ fn a_lead_panic_reaches_the_leader_and_fails_the_members() {
             }
         }
     });
+    // Relaxed: the writers were joined.
     assert_eq!(recorder.applies.load(Relaxed), 0);
     assert!(recorder.published.lock().unwrap().is_empty());
 }
@@ -587,6 +592,7 @@ fn concurrent_writers_each_apply_once_with_and_without_sleeping() {
             let mut seen: Vec<usize> = recorder.groups.lock().unwrap().concat();
             seen.sort_unstable();
             assert_eq!(seen, (0..threads * writes).collect::<Vec<_>>());
+            // Relaxed: the writers were joined.
             assert_eq!(recorder.applies.load(Relaxed), threads * writes);
         }
     }
@@ -620,6 +626,7 @@ fn pipelined_and_gathering_writers_apply_once_and_publish_in_lead_order() {
     let mut seen: Vec<usize> = groups.concat();
     seen.sort_unstable();
     assert_eq!(seen, (0..threads * writes).collect::<Vec<_>>());
+    // Relaxed: the writers were joined.
     assert_eq!(recorder.applies.load(Relaxed), threads * writes);
     // Each token is its group's size: publishes came in the order the
     // groups were led.

@@ -100,6 +100,7 @@ impl Commit<Item> for Model {
 
     fn apply(&self, item: &mut Item, _last: &usize) {
         item.applied += 1;
+        // Relaxed: a count, read after the joins.
         self.applied.fetch_add(1, Relaxed);
     }
 
@@ -148,6 +149,7 @@ fn write(
         assert_eq!(item.applied, 1);
         // A returned write is published (coherence: the publish happened
         // before our completion).
+        // Relaxed: coherence suffices, as said above.
         assert!(model.visible.load(Relaxed) >= item.sequence);
     }
     result
@@ -174,6 +176,7 @@ fn check_log(model: &Model, writers: usize) {
             // SAFETY: as above.
             assert_eq!(unsafe { &*published }, &expected);
         });
+        // Relaxed: read after the joins.
         assert_eq!(model.applied.load(Relaxed), sequence);
     });
 }
@@ -468,6 +471,7 @@ fn a_stall_that_begins_while_a_writer_barges() {
         assert!(group.release_stall());
         assert!(first.join().unwrap().is_ok());
         let applied = if impatient.is_ok() { 2 } else { 1 };
+        // Relaxed: read after the joins.
         assert_eq!(model.applied.load(Relaxed), applied);
     });
 }

@@ -102,6 +102,8 @@ impl Commit<Write> for Engine {
     fn lead(&self, group: &mut GroupMembers<'_, Write>) -> Result<Lead<(u64, u64)>, usize> {
         let limit = if self.pipelined { 2 } else { 1 };
         assert!(
+            // Acquire: pairs with the Release that ended the group before, so
+            // its work is done.
             self.groups_in_flight.fetch_add(1, Acquire) < limit,
             "more than {limit} groups in flight"
         );
@@ -125,6 +127,8 @@ impl Commit<Write> for Engine {
         );
         assert!(group.len() <= self.options.max_group_members());
         if leader.index.is_multiple_of(self.fail_every) {
+            // Relaxed: a count, read after the joins. Release on
+            // `groups_in_flight`: the next group's Acquire sees this one done.
             self.failed_groups.fetch_add(1, Relaxed);
             self.groups_in_flight.fetch_sub(1, Release);
             return Err(leader.thread);
@@ -154,6 +158,8 @@ impl Commit<Write> for Engine {
 
     fn apply(&self, write: &mut Write, &(first, last): &(u64, u64)) {
         assert!((first..=last).contains(&write.sequence));
+        // Relaxed: each sequence's count, read after the joins; the returned
+        // value is checked by this thread.
         let before = self.applied[write.sequence as usize].fetch_add(1, Relaxed);
         assert_eq!(before, 0, "sequence {} applied twice", write.sequence);
     }
@@ -240,6 +246,8 @@ fn hammer_engine(
                                     );
                                     last_sequence = write.sequence;
                                     assert!(
+                                        // Acquire: pairs with the leader's
+                                        // Release of `visible`.
                                         engine.visible.load(Acquire) >= write.sequence,
                                         "returned but not visible"
                                     );
@@ -264,6 +272,7 @@ fn hammer_engine(
     let applied = engine
         .applied
         .iter()
+        // Relaxed, here and below: the threads were joined.
         .filter(|count| count.load(Relaxed) == 1)
         .count();
     assert_eq!(applied as u64, engine.visible.load(Relaxed));
@@ -457,6 +466,8 @@ fn stalls_and_unbatched_entries_interleaved_with_writers() {
                                 Err(other) => panic!("unexpected {other:?}"),
                             }
                         }
+                        // Release: the background thread's Acquire count sees
+                        // our writes done.
                         writers_done.fetch_add(1, Release);
                         (applied, stalled)
                     })
@@ -465,6 +476,7 @@ fn stalls_and_unbatched_entries_interleaved_with_writers() {
             // The "engine's background thread": stalls, switches memtables.
             s.spawn(move || {
                 let mut round = 0;
+                // Acquire: pairs with the writers' Release.
                 while writers_done.load(Acquire) < THREADS {
                     round += 1;
                     if round % 2 == 0 {
@@ -490,6 +502,7 @@ fn stalls_and_unbatched_entries_interleaved_with_writers() {
         })
     });
     assert_eq!(applied_writes + stalled_writes, THREADS * writes);
+    // Relaxed, here and below: the threads were joined.
     assert_eq!(engine.visible.load(Relaxed) as usize, applied_writes);
     let applied = engine
         .applied

@@ -148,6 +148,7 @@ fn run_until_power_loss(
                             // SeqCst: the cut is stored before any error it causes.
                             if !cut.load(Ordering::SeqCst) {
                                 *failure.lock().expect("lock") = Some(e);
+                                // Relaxed: as the loop's load.
                                 stop.store(true, Ordering::Relaxed);
                             }
                             break;
@@ -159,6 +160,7 @@ fn run_until_power_loss(
         std::thread::sleep(run_for);
         cut.store(true, Ordering::SeqCst);
         cut_power();
+        // Relaxed: as the loop's load; the scope's join orders the rest.
         stop.store(true, Ordering::Relaxed);
     });
     match failure.into_inner().expect("lock") {

@@ -180,6 +180,9 @@ pub fn stress(a: StressArgs) -> Result<(), Error> {
             let every = Duration::from_millis(a.report_every_ms);
             let threads = a.threads as u64;
             s.spawn(move || {
+                // Relaxed, here and in the workers: progress counts and a stop
+                // flag; nothing is published through them, and the scope's join
+                // orders the final counts.
                 while workers_done.load(Ordering::Relaxed) < threads {
                     std::thread::sleep(every);
                     println!(
@@ -241,6 +244,7 @@ pub fn stress(a: StressArgs) -> Result<(), Error> {
 
 fn new_id(next_id: &AtomicU64) -> u32 {
     // Ids wrap within u32, skipping 0 (absent) and u32::MAX (pending delete).
+    // Relaxed: only the ids' uniqueness matters.
     let id = (next_id.fetch_add(1, Ordering::Relaxed) % (u32::MAX as u64 - 2)) as u32 + 1;
     id.min(u32::MAX - 1)
 }

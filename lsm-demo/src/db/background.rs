@@ -129,6 +129,8 @@ impl Shared {
             }
         }
         if let Err(e) = started {
+            // Release: as in `Drop`; the threads already started read it
+            // (Acquire) and stop.
             self.shutting_down.store(true, Ordering::Release);
             self.maybe_schedule_compaction();
             for h in handles {
@@ -145,11 +147,14 @@ impl Shared {
         let mut st = self.state.lock();
         let mut resume_attempts: u32 = 0;
         loop {
+            // Acquire: pairs with `record_bg_error`'s Release (the error is
+            // stored).
             if self.has_bg_error.load(Ordering::Acquire) {
                 // Nothing more can be made durable; wake stalled writers so
                 // they see the error, then idle until shutdown, or retry
                 // after a full disk (RocksDB's auto-resume).
                 self.bg_cv.notify_all();
+                // Acquire: pairs with the closer's Release.
                 if self.shutting_down.load(Ordering::Acquire) {
                     return;
                 }
@@ -160,6 +165,7 @@ impl Shared {
                 }
                 let interval = self.opts.bgerror_resume_retry_interval;
                 self.bg_cv.wait_for(&mut st, interval);
+                // Acquire, both: as at the top of the loop.
                 if self.shutting_down.load(Ordering::Acquire)
                     || !self.has_bg_error.load(Ordering::Acquire)
                 {
@@ -180,6 +186,9 @@ impl Shared {
                 st = self.state.lock();
                 continue;
             }
+            // Below, Acquire on `shutting_down` pairs with the closer's
+            // Release; Relaxed on `warm_wanted`: only a hint, which orders
+            // nothing (`warm_pool` takes the pool's lock).
             if !st.version.imm.is_empty() {
                 st.bg.running_jobs += 1;
                 drop(st);
@@ -223,9 +232,11 @@ impl Shared {
     fn compaction_loop(&self) {
         let mut st = self.state.lock();
         loop {
+            // Acquire: pairs with the closer's Release.
             if self.shutting_down.load(Ordering::Acquire) {
                 return;
             }
+            // Acquire: pairs with `record_bg_error`'s Release.
             let pick = if self.has_bg_error.load(Ordering::Acquire) {
                 None
             } else {
@@ -321,6 +332,8 @@ impl Shared {
         };
         let started = Instant::now();
         // unordered_write: wait for the writers still inserting into it.
+        // Acquire: pairs with each inserter's Release decrement, so its entries
+        // are in before the flush reads them.
         while mem.pending_inserts.load(Ordering::Acquire) > 0 {
             std::thread::yield_now();
         }

@@ -52,6 +52,8 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
 
 impl Shared {
     pub(super) fn check_bg_error(&self) -> Result<()> {
+        // Acquire: pairs with `record_bg_error`'s Release, so
+        // `background_error` finds the error.
         if self.has_bg_error.load(Ordering::Acquire) {
             return Err(self.background_error());
         }
@@ -71,6 +73,7 @@ impl Shared {
     /// flushed, so that no replay ever needs the broken log, and only then
     /// is the error cleared. Writers fail meanwhile (the error is still set).
     pub(super) fn resume(&self) -> Result<()> {
+        // Acquire: pairs with `record_bg_error`'s Release.
         if !self.has_bg_error.load(Ordering::Acquire) {
             return Ok(());
         }
@@ -82,6 +85,7 @@ impl Shared {
         while st.bg.running_jobs > 0 {
             self.bg_cv.wait(&mut st);
         }
+        // Acquire: as above; another `resume` may have cleared it.
         if !self.has_bg_error.load(Ordering::Acquire) {
             return Ok(()); // resumed meanwhile
         }
@@ -104,6 +108,8 @@ impl Shared {
             self.flush_oldest()?;
         }
         *self.bg_error.lock() = None;
+        // Release: a writer that sees it clear (Acquire) sees the new log and
+        // the flushes.
         self.has_bg_error.store(false, Ordering::Release);
         drop(closed);
         info!(self.info_log, "resumed; writes go on");
@@ -132,6 +138,7 @@ impl Shared {
                 *slot = Some(e);
             }
         }
+        // Release: whoever sees the flag (Acquire) finds the error in the slot.
         self.has_bg_error.store(true, Ordering::Release);
     }
 }

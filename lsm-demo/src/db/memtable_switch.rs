@@ -198,6 +198,8 @@ impl Shared {
                     e,
                 );
                 self.log_failed_from
+                    // AcqRel: as every write of `log_failed_from`; writers read
+                    // it with Acquire.
                     .fetch_min(closed.published(), Ordering::AcqRel);
                 self.record_bg_error(err.clone());
                 self.bg_cv.notify_all();

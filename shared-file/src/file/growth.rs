@@ -185,6 +185,8 @@ impl SharedFile {
             if base == libc::MAP_FAILED {
                 return Err(io::Error::last_os_error());
             }
+            // Relaxed: the Release store of `grown` after the mapping publishes
+            // it.
             slot.store(base.cast(), Ordering::Relaxed);
         }
         // Fault the new pages in writable now, rather than one fault at a
@@ -194,6 +196,8 @@ impl SharedFile {
         while at < target {
             let chunk = at / CHUNK;
             let upto = target.min((chunk + 1) * CHUNK);
+            // Relaxed: growers store the chunks under the grow lock, which
+            // we hold.
             let base = self.chunks[chunk as usize].load(Ordering::Relaxed);
             // SAFETY: `at..upto` lies inside the chunk's live mapping and
             // inside the file; populating writes nothing the file does not

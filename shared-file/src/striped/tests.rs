@@ -55,6 +55,7 @@ fn threads_write_stripes_that_read_back_as_one_file() {
                         3 + i % 5
                     };
                     let record = pattern(len, t ^ i as u8);
+                    // Relaxed: only the offsets' uniqueness matters.
                     let at = next.fetch_add(len as u64, Ordering::Relaxed);
                     write_at(f, at, &record).unwrap();
                 }
@@ -79,6 +80,7 @@ fn threads_write_stripes_that_read_back_as_one_file() {
     // records in the order of their offsets, which the counter gave out.
     assert!(view.stripe_ends().iter().all(|e| e.valid_len == e.file_len));
     assert!(
+        // Relaxed: the writers were joined.
         stripes.iter().all(|s| s.syncs.load(Ordering::Relaxed) <= 1),
         "one sync at most per stripe"
     );
@@ -119,7 +121,8 @@ fn the_view_places_each_write_and_reads_holes_as_zeros() {
 }
 
 /// Bytes in memory that count their reads and fail them on demand (the
-/// counter and the switch shared among clones).
+/// counter and the switch shared among clones, read and set Relaxed
+/// everywhere: by one thread, or across a join).
 #[derive(Clone)]
 struct Counted {
     bytes: Vec<u8>,
@@ -139,6 +142,7 @@ impl Counted {
 
 impl ReadAt for Counted {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        // Relaxed: see the type.
         self.reads.fetch_add(1, Ordering::Relaxed);
         if self.fail.load(Ordering::Relaxed) {
             return Err(io::Error::other("disk on fire"));
@@ -166,6 +170,7 @@ fn the_view_reads_each_stripe_a_window_at_a_time() {
     let windows = stripe.len().div_ceil(super::view::WINDOW) as u64;
     let stripe = Counted::new(stripe);
     let view = StripedView::new(Counted::new(primary.bytes()), vec![stripe.clone()]).unwrap();
+    // Relaxed, the counter and the flag: see `Counted`.
     let scanned = stripe.reads.swap(0, Ordering::Relaxed);
     let mut read = vec![0; expected.len()];
     for (i, block) in read.chunks_mut(1000).enumerate() {
@@ -299,6 +304,7 @@ fn a_failed_stripe_is_left_and_syncs_skip_clean_stripes() {
     write_beside_others(&f);
     write_at(&f, 0, b"one").unwrap();
     f.sync_data().unwrap();
+    // Relaxed: one thread.
     let syncs = |s: &MemFile| s.syncs.load(Ordering::Relaxed);
     let synced: Vec<u64> = stripes.iter().map(syncs).collect();
     assert_eq!(synced.iter().sum::<u64>(), 1, "only the stripe written");

@@ -94,6 +94,7 @@ fn fill_logs_from_concurrent_writers(
                     let entries = batch.len() as u64;
                     db.write_opt(batch, &wo).unwrap();
                     if !wo.disable_wal {
+                        // Relaxed: a count, read after the writers are joined.
                         logged.fetch_add(entries, Ordering::Relaxed);
                     }
                 }
@@ -226,6 +227,7 @@ fn failed_log_write_fails_later_ones(stripes: usize) {
     db.put(b"before", b"v").unwrap();
     let failed = std::sync::atomic::AtomicBool::new(false);
     fail_log_writes(&db, move |_| {
+        // Relaxed: only which call fails matters.
         if failed.swap(true, Ordering::Relaxed) {
             Ok(())
         } else {
@@ -323,6 +325,7 @@ fn no_write_acknowledged_behind_a_failed_log_write_is_lost() {
         let db = DB::open(&o, dir.path()).unwrap();
         let calls = AtomicUsize::new(0);
         fail_log_writes(&db, move |_| {
+            // Relaxed: only the count matters.
             if calls.fetch_add(1, Ordering::Relaxed) + 1 == fail_at {
                 std::thread::sleep(Duration::from_millis(5));
                 return Err(disk_error());
