@@ -5,78 +5,17 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
 use lsm_demo::manifest::{FileMeta, Manifest, read_manifest, write_manifest};
 
 mod common;
-use common::{GatedTables, restore_into, snapshot};
-use lsm_demo::{
-    DB, DBRecoveryMode, Error, ErrorKind, IteratorMode, MemtableKind, Options, WriteOptions,
+use common::in_memory::{
+    contents, damage, dir, files, info_log, map, open, options, sync, two_logs, write_file,
 };
-
-const DIR: &str = "/db";
-
-fn dir() -> &'static Path {
-    Path::new(DIR)
-}
-
-fn options() -> Options {
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    o
-}
-
-fn open(fs: &FaultInjectionFs, o: &Options) -> lsm_demo::Result<DB> {
-    DB::open_with_fs(o, DIR, Arc::new(fs.clone()))
-}
-
-fn sync() -> WriteOptions {
-    let mut wo = WriteOptions::default();
-    wo.set_sync(true);
-    wo
-}
-
-fn contents(db: &DB) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    db.iterator(IteratorMode::Start)
-        .map(|kv| kv.map(|(k, v)| (k.to_vec(), v.to_vec())))
-        .collect::<Result<_, _>>()
-        .unwrap()
-}
-
-fn map(pairs: &[(&str, &str)]) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
-        .collect()
-}
-
-/// Every file in `dir` (not in subdirectories) with its bytes, but the
-/// info logs, where a failed open says why.
-fn files(fs: &FaultInjectionFs, dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fs.list_dir(dir)
-        .unwrap()
-        .into_iter()
-        .filter(|n| !fs.is_dir(&dir.join(n)) && n != "LOG" && n != "LOG.old")
-        .map(|n| {
-            let bytes = fs.read_file(&dir.join(&n)).unwrap();
-            (n, bytes)
-        })
-        .collect()
-}
-
-fn write_file(fs: &FaultInjectionFs, path: &Path, bytes: &[u8]) {
-    let mut f = fs.create(path).unwrap();
-    f.append(bytes).unwrap();
-    f.sync().unwrap();
-}
-
-fn info_log(fs: &FaultInjectionFs) -> String {
-    String::from_utf8(fs.read_file(&dir().join("LOG")).unwrap()).unwrap()
-}
+use lsm_demo::{DB, DBRecoveryMode, Error, ErrorKind, MemtableKind, Options};
 
 #[test]
 fn a_directory_without_its_manifest_is_refused_and_left_alone() {
@@ -147,43 +86,6 @@ fn unrelated_files_do_not_stop_a_new_database_and_are_kept() {
     assert_eq!(fs.read_file(&dir().join("notes.txt")).unwrap(), b"mine");
 }
 
-/// A database whose directory holds two logs to replay: the state after a
-/// crash while a frozen memtable waited for its flush. The older log holds
-/// `k1=old`, `k2=old`, then a delete of `k1`; the newer one `k3=new`.
-/// Returns both logs and the byte offset of the delete's record in the
-/// older one.
-fn two_logs(fs: &FaultInjectionFs, kind: MemtableKind) -> (PathBuf, PathBuf, u64) {
-    let inner = FaultInjectionFs::new();
-    let gated = GatedTables::new(inner.clone());
-    let mut o = options();
-    o.set_memtable_kind(kind);
-    let db = DB::open_with_fs(&o, DIR, Arc::new(gated.clone())).unwrap();
-    db.put_opt(b"k1", b"old", &sync()).unwrap();
-    db.put_opt(b"k2", b"old", &sync()).unwrap();
-    let (older, newer) = (dir().join("000001.log"), dir().join("000002.log"));
-    let delete_at = inner.file_size(&older).unwrap();
-    db.delete_opt(b"k1", &sync()).unwrap();
-    let files = std::thread::scope(|s| {
-        // The flush moves on to log 2, then waits with its table unwritten.
-        let flush = s.spawn(|| db.flush());
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !gated.holding() {
-            assert!(Instant::now() < deadline, "the flush did not start");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        db.put_opt(b"k3", b"new", &sync()).unwrap();
-        let files = snapshot(&inner, dir());
-        gated.open_gate();
-        flush.join().unwrap().unwrap();
-        files
-    });
-    drop(db);
-    restore_into(fs, &files);
-    assert_eq!(read_manifest(fs, dir()).unwrap().unwrap().log_number, 1);
-    assert!(fs.exists(&older) && fs.exists(&newer));
-    (older, newer, delete_at)
-}
-
 #[test]
 fn two_intact_logs_replay_in_order() {
     let fs = FaultInjectionFs::new();
@@ -191,12 +93,6 @@ fn two_intact_logs_replay_in_order() {
     let db = open(&fs, &options()).unwrap();
     assert_eq!(contents(&db), map(&[("k2", "old"), ("k3", "new")]));
     assert_eq!(db.stats().recovery.logs_replayed, 2);
-}
-
-fn damage(fs: &FaultInjectionFs, path: &Path, at: u64) {
-    let mut bytes = fs.read_file(path).unwrap();
-    bytes[at as usize] ^= 0x40;
-    write_file(fs, path, &bytes);
 }
 
 #[test]
@@ -554,155 +450,6 @@ fn the_info_log_tells_each_open_and_keeps_the_previous_one() {
     let old = fs.read_file(&dir().join("LOG.old")).unwrap();
     assert_eq!(String::from_utf8(old).unwrap(), first);
     assert!(info_log(&fs).contains("opened:"));
-}
-
-#[test]
-fn destroy_deletes_the_database_files_and_nothing_else() {
-    let fs = FaultInjectionFs::new();
-    let arc: Arc<dyn FileSystem> = Arc::new(fs.clone());
-    // Missing: nothing to do.
-    DB::destroy_with_fs(&options(), DIR, arc.clone()).unwrap();
-    let (older, _, delete_at) = two_logs(&fs, MemtableKind::SkipList);
-    damage(&fs, &older, delete_at + 12 + 13);
-    let db = open(&fs, &options()).unwrap();
-    db.put(b"k", b"v").unwrap();
-    db.flush().unwrap();
-    assert!(matches!(
-        DB::destroy_with_fs(&options(), DIR, arc.clone()),
-        Err(Error::Locked(_))
-    ));
-    drop(db);
-    assert!(fs.exists(&dir().join("lost/000002.log")));
-    write_file(&fs, &dir().join("notes.txt"), b"mine");
-    write_file(&fs, &dir().join("lost/readme"), b"mine too");
-    DB::destroy_with_fs(&options(), DIR, arc.clone()).unwrap();
-    assert_eq!(fs.list_dir(dir()).unwrap(), ["lost", "notes.txt"]);
-    assert_eq!(fs.list_dir(&dir().join("lost")).unwrap(), ["readme"]);
-    // Without those, the directory goes too.
-    fs.remove_file(&dir().join("notes.txt")).unwrap();
-    fs.remove_file(&dir().join("lost/readme")).unwrap();
-    drop(open(&fs, &options()).unwrap());
-    DB::destroy_with_fs(&options(), DIR, arc).unwrap();
-    assert!(!fs.exists(dir()));
-}
-
-#[test]
-fn destroy_refuses_another_stores_database() {
-    let fs = FaultInjectionFs::new();
-    fs.create_dir_all(dir()).unwrap();
-    write_file(&fs, &dir().join("CURRENT"), b"MANIFEST-000005\n");
-    write_file(&fs, &dir().join("000004.log"), b"");
-    write_file(&fs, &dir().join("000005.sst"), b"rocksdb");
-    let before = files(&fs, dir());
-    let err = DB::destroy_with_fs(&options(), DIR, Arc::new(fs.clone())).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
-    assert_eq!(files(&fs, dir()), before);
-    // A file named MANIFEST that is not ours.
-    let fs = FaultInjectionFs::new();
-    fs.create_dir_all(dir()).unwrap();
-    write_file(
-        &fs,
-        &dir().join("MANIFEST"),
-        b"somebody's list of things to ship",
-    );
-    write_file(&fs, &dir().join("000001.sst"), b"data");
-    let err = DB::destroy_with_fs(&options(), DIR, Arc::new(fs.clone())).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
-    assert!(fs.exists(&dir().join("000001.sst")));
-}
-
-#[test]
-fn repair_rebuilds_a_database_without_its_manifest() {
-    let fs = FaultInjectionFs::new();
-    let mut o = options();
-    o.set_write_buffer_size(64 << 10);
-    let db = open(&fs, &o).unwrap();
-    let mut expected = BTreeMap::new();
-    for i in 0..3000u32 {
-        let (k, v) = (format!("key{:05}", i % 1000), format!("value{i}"));
-        db.put(&k, &v).unwrap();
-        expected.insert(k.into_bytes(), v.into_bytes());
-    }
-    db.delete(b"key00007").unwrap();
-    expected.remove(&b"key00007"[..]);
-    drop(db);
-    fs.remove_file(&dir().join("MANIFEST")).unwrap();
-    let report = lsm_demo::repair::repair_with_fs(&o, dir(), &fs).unwrap();
-    assert!(
-        report.tables_salvaged >= 1 && report.records_replayed >= 1,
-        "{report}"
-    );
-    assert_eq!(report.entries_written, expected.len() as u64);
-    let db = open(&fs, &o).unwrap();
-    assert_eq!(contents(&db), expected);
-    assert_eq!(db.stats().level_files[0], 0);
-    drop(db);
-    let verified = lsm_demo::repair::verify_with_fs(&options(), dir(), &fs).unwrap();
-    assert!(verified.is_clean(), "{verified}");
-}
-
-#[test]
-fn repair_sets_damaged_files_aside_and_keeps_the_rest() {
-    let fs = FaultInjectionFs::new();
-    let db = open(&fs, &options()).unwrap();
-    db.put(b"in-table", b"1").unwrap();
-    db.flush().unwrap();
-    db.put(b"in-second-table", b"2").unwrap();
-    db.flush().unwrap();
-    db.put(b"in-log", b"3").unwrap();
-    drop(db);
-    let manifest = read_manifest(&fs, dir()).unwrap().unwrap();
-    let first = dir().join(format!("{:06}.sst", manifest.files[0].number));
-    damage(&fs, &first, 3);
-    let verified = lsm_demo::repair::verify_with_fs(&options(), dir(), &fs).unwrap();
-    assert_eq!(verified.damaged.len(), 1, "{verified}");
-    assert_eq!(verified.damaged[0].0, first);
-    let report = lsm_demo::repair::repair_with_fs(&options(), dir(), &fs).unwrap();
-    let lost = dir().join("lost");
-    assert!(
-        report
-            .files_set_aside
-            .contains(&lost.join(first.file_name().unwrap()))
-    );
-    assert!(report.files_set_aside.contains(&lost.join("MANIFEST")));
-    let db = open(&fs, &options()).unwrap();
-    assert_eq!(
-        contents(&db),
-        map(&[("in-log", "3"), ("in-second-table", "2")])
-    );
-}
-
-#[test]
-fn repair_and_verify_refuse_another_stores_database() {
-    let fs = FaultInjectionFs::new();
-    fs.create_dir_all(dir()).unwrap();
-    write_file(&fs, &dir().join("CURRENT"), b"MANIFEST-000005\n");
-    write_file(&fs, &dir().join("000004.log"), b"");
-    let before = files(&fs, dir());
-    let err = lsm_demo::repair::repair_with_fs(&options(), dir(), &fs).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
-    let err = lsm_demo::repair::verify_with_fs(&options(), dir(), &fs).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
-    assert_eq!(files(&fs, dir()), before);
-}
-
-#[test]
-fn verify_names_a_damaged_log_record() {
-    let fs = FaultInjectionFs::new();
-    let mut o = options();
-    // The records in the log file itself, where the test damages them.
-    o.set_wal_stripes(0);
-    let db = open(&fs, &o).unwrap();
-    db.put_opt(b"a", b"1", &sync()).unwrap();
-    db.put_opt(b"b", b"2", &sync()).unwrap();
-    drop(db);
-    let log = dir().join("000001.log");
-    damage(&fs, &log, 20 + 12 + 3);
-    let report = lsm_demo::repair::verify_with_fs(&options(), dir(), &fs).unwrap();
-    assert_eq!(report.logs_checked, 1);
-    assert_eq!(report.damaged.len(), 1, "{report}");
-    assert!(report.damaged[0].1.contains("offset 20"), "{report}");
-    assert!(report.to_string().ends_with("DAMAGED"));
 }
 
 #[test]

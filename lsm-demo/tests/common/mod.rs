@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod faults;
+pub mod in_memory;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
