@@ -93,3 +93,34 @@ fn json_dash_is_standard_output() {
     assert_eq!(v["results"][1]["latency"][0]["op"], "seek");
     assert_eq!(v["results"][1]["found"], 500);
 }
+
+#[test]
+fn runs_of_several_threads_say_when_the_first_thread_was_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let run = |threads: &str| {
+        let out = bench(&[
+            "--benchmarks=fillrandom",
+            "--num=2000",
+            threads,
+            "--json=-",
+            &db,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON alone");
+        (stderr, v["results"][0].clone())
+    };
+    let (text, result) = run("--threads=3");
+    let (first, all) = (
+        result["first_done_seconds"].as_f64().unwrap(),
+        result["seconds"].as_f64().unwrap(),
+    );
+    assert!(0.0 < first && first <= all, "{result}");
+    let line = format!("  threads: the first done at {first:.3} s of {all:.3} s\n");
+    assert!(text.contains(&line), "no {line:?} in {text}");
+    // One thread: nothing to say.
+    let (text, result) = run("--threads=1");
+    assert!(result["first_done_seconds"].is_null(), "{result}");
+    assert!(!text.contains("  threads: "), "{text}");
+}

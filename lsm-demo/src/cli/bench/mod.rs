@@ -157,6 +157,12 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Err
                 w.spun, w.yielded, w.slept, w.barged
             ));
         }
+        if let Some(first) = r.first_done_seconds {
+            out.line(format_args!(
+                "  threads: the first done at {first:.3} s of {:.3} s",
+                r.seconds
+            ));
+        }
         if let Some(w) = r.sequencer_waits
             && w.spun + w.yielded + w.slept > 0
         {

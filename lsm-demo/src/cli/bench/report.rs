@@ -93,6 +93,12 @@ pub struct BenchResult {
     pub ops: u64,
     /// Wall-clock seconds from the first thread's start to the last's end.
     pub seconds: f64,
+    /// With more than one thread: seconds from the first thread's start to
+    /// the first thread's end. Each thread does its share of the
+    /// operations, as in db_bench, so a thread that got less of the cores
+    /// (to a background flush, say) ends late, and for `seconds` minus this
+    /// fewer threads ran than were asked for.
+    pub first_done_seconds: Option<f64>,
     /// Sum of per-thread elapsed microseconds divided by the operations.
     pub micros_per_op: f64,
     /// ops / seconds.
@@ -238,6 +244,7 @@ mod tests {
             memtablerep: MemtableRep::SkipList,
             ops: 1_000_000,
             seconds: 5.65,
+            first_done_seconds: None,
             micros_per_op: 5.65,
             ops_per_sec: 176_980.5,
             mb_per_sec: 19.6,

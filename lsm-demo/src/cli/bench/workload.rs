@@ -592,6 +592,8 @@ fn merge(
     let mut busy = Duration::ZERO;
     let mut first_start = None::<Instant>;
     let mut last_end = None::<Instant>;
+    let mut first_end = None::<Instant>;
+    let mut threads_timed = 0usize;
     let mut message = String::new();
     let mut latencies = Latencies::default();
     for o in outcomes {
@@ -605,6 +607,8 @@ fn merge(
         busy += o.end - o.start;
         first_start = Some(first_start.map_or(o.start, |s| s.min(o.start)));
         last_end = Some(last_end.map_or(o.end, |e| e.max(o.end)));
+        first_end = Some(first_end.map_or(o.end, |e| e.min(o.end)));
+        threads_timed += 1;
         if message.is_empty() {
             message = o.message;
         }
@@ -615,6 +619,10 @@ fn merge(
         _ => Duration::ZERO,
     };
     let secs = wall.as_secs_f64().max(1e-9);
+    let first_done_seconds = match (first_start, first_end) {
+        (Some(s), Some(e)) if threads_timed > 1 => Some((e - s).as_secs_f64()),
+        _ => None,
+    };
     let ops = done.max(1);
     let after = db.stats();
     let (wg, sequencer_before) = (&after.write_group, before.sequencer_waits);
@@ -636,6 +644,7 @@ fn merge(
         memtablerep: row.rep,
         ops: done,
         seconds: secs,
+        first_done_seconds,
         micros_per_op: busy.as_secs_f64() * 1e6 / ops as f64,
         ops_per_sec: ops as f64 / secs,
         mb_per_sec: bytes as f64 / (1024.0 * 1024.0) / secs,
