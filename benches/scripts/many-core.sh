@@ -16,7 +16,8 @@
 # vector memtable's targets and the fan-out run with criterion's full
 # sampling; the rest in its `--quick` mode (no warm-up; iterations double
 # until two agree within 5%), coarse figures for the shape of the scaling.
-# One log per part lands in OUT_DIR.
+# One log per part lands in OUT_DIR, and engine-summary.md sets the
+# engine's figures against its scaling targets (many-core-summary.py).
 set -uo pipefail
 
 out=${1:?usage: many-core.sh OUT_DIR [BIN_DIR]}
@@ -168,3 +169,9 @@ quick() { timeout "$1" "$bin/$2" --bench --quick --noplot "${@:3}" 2>&1; }
     fi
     part done
 } >"$out/engine.log" 2>&1
+
+# The engine's figures against the write path's targets, for the results
+# file (the summary can be made again elsewhere from engine.log).
+if command -v python3 >/dev/null; then
+    python3 "$root/benches/scripts/many-core-summary.py" "$out" >"$out/engine-summary.md"
+fi

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The engine's scaling from a many-core.sh run, against the write path's
+targets (issue #22): one table per configuration, writes per second at
+each thread count, and the ratios the targets name.
+
+Usage: benches/scripts/many-core-summary.py OUT_DIR   (reads OUT_DIR/engine.log)
+
+many-core.sh writes one part per run, headed `== NAME (at N s)`, with
+`lsm-demo bench`'s (or db_bench's) result line and, for ours, the lines
+under it: how long all threads ran together (`threads: the first done at
+X s of Y s`) and how the writers' waits for one another ended
+(`sequencer waits: ...`). The targets: 16 threads at 8x one without the
+log and 5x with it unsynced, and 1.5x RocksDB's db_bench at 16 threads.
+Prints Markdown, for the results file.
+"""
+
+import re
+import sys
+from collections import defaultdict
+
+PART = re.compile(r"^== (?P<name>.+?) \(at \d+ s\)$")
+RESULT = re.compile(r"^fillrandom\s+:.*?(?P<rate>\d+) ops/sec")
+FIRST_DONE = re.compile(r"threads: the first done at (?P<first>[\d.]+) s of (?P<all>[\d.]+) s")
+WAITS = re.compile(r"sequencer waits: (?P<spun>\d+) ended spinning, (?P<yielded>\d+) yielding, (?P<slept>\d+) asleep")
+ENGINE = re.compile(r"^engine (?P<config>.+?) (?P<threads>\d+) threads$")
+ROCKSDB = re.compile(r"^rocksdb (?P<threads>\d+) threads disable_wal=(?P<off>[01])$")
+
+
+def parse(lines):
+    """{configuration: {threads: run}}, a run being the part's figures."""
+    runs = defaultdict(dict)
+    current = None
+    for line in lines:
+        line = line.rstrip("\n")
+        part = PART.match(line)
+        if part:
+            name = part.group("name")
+            engine, rocks = ENGINE.match(name), ROCKSDB.match(name)
+            if engine:
+                current = runs[engine.group("config")].setdefault(
+                    int(engine.group("threads")), {}
+                )
+            elif rocks:
+                config = "RocksDB, " + ("no log" if rocks.group("off") == "1" else "log")
+                current = runs[config].setdefault(int(rocks.group("threads")), {})
+            else:
+                current = None
+            continue
+        if current is None:
+            continue
+        result = RESULT.match(line)
+        if result and "rate" not in current:
+            current["rate"] = int(result.group("rate"))
+        done = FIRST_DONE.search(line)
+        if done:
+            current["together"] = float(done.group("first")) / float(done.group("all"))
+        waits = WAITS.search(line)
+        if waits:
+            current["waits"] = {k: int(v) for k, v in waits.groupdict().items()}
+    return runs
+
+
+# many-core.sh's part names, as the tables show them.
+LABELS = {
+    "no WAL": "ours, no log",
+    "skip_list": "ours, log (stripes)",
+    "vector": "ours, vector memtable, log",
+    "mmap log": "ours, mapped log",
+    "one log file": "ours, log in one file",
+    "drained log": "ours, drained log",
+    "sync": "ours, synced",
+}
+
+
+def label(config):
+    return LABELS.get(config, config)
+
+
+def rate(runs, config, threads):
+    return runs.get(config, {}).get(threads, {}).get("rate")
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a and b else "-"
+
+
+def summary(runs):
+    out = []
+    counts = sorted({t for by in runs.values() for t in by})
+    out.append("| configuration | " + " | ".join(f"{t} threads" for t in counts) + " | most / 1 |")
+    out.append("|---|" + "---:|" * (len(counts) + 1))
+    for config in sorted(runs):
+        by = runs[config]
+        cells = [f"{by[t]['rate']:,}" if t in by and "rate" in by[t] else "" for t in counts]
+        most = max((t for t in by if "rate" in by[t]), default=None)
+        out.append(
+            f"| {label(config)} | " + " | ".join(cells) + f" | {ratio(rate(runs, config, most), rate(runs, config, 1))} |"
+        )
+    out.append("")
+    out.append("| target | measured | target ratio |")
+    out.append("|---|---:|---:|")
+    # RocksDB beside us at the most threads both ran (16 on many-core.sh's
+    # machine; its --num differs from ours, the rates do not depend on it).
+    both = [t for t in counts if rate(runs, "skip_list", t) and rate(runs, "RocksDB, log", t)]
+    most = max(both, default=16)
+    checks = [
+        ("16 / 1 threads, no log", rate(runs, "no WAL", 16), rate(runs, "no WAL", 1), "8x"),
+        ("16 / 1 threads, log unsynced", rate(runs, "skip_list", 16), rate(runs, "skip_list", 1), "5x"),
+        (f"ours / RocksDB, {most} threads, no log", rate(runs, "no WAL", most), rate(runs, "RocksDB, no log", most), "1.5x at 16"),
+        (f"ours / RocksDB, {most} threads, log", rate(runs, "skip_list", most), rate(runs, "RocksDB, log", most), "1.5x at 16"),
+    ]
+    for name, a, b, target in checks:
+        out.append(f"| {name} | {ratio(a, b)} | {target} |")
+    out.append("")
+    out.append("| ours | threads | all threads together | waits that ended spinning, yielding, asleep |")
+    out.append("|---|---:|---:|---|")
+    for config in sorted(runs):
+        for threads, run in sorted(runs[config].items()):
+            if "together" not in run and "waits" not in run:
+                continue
+            together = f"{run['together']:.0%}" if "together" in run else ""
+            waits = run.get("waits")
+            waited = f"{waits['spun']:,}, {waits['yielded']:,}, {waits['slept']:,}" if waits else ""
+            out.append(f"| {label(config)} | {threads} | {together} | {waited} |")
+    return "\n".join(out)
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    with open(f"{argv[1]}/engine.log", encoding="utf-8", errors="replace") as log:
+        runs = parse(log)
+    if not runs:
+        print(f"no engine runs in {argv[1]}/engine.log", file=sys.stderr)
+        return 1
+    print(summary(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
