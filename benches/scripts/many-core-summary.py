@@ -8,8 +8,8 @@ Usage: benches/scripts/many-core-summary.py OUT_DIR   (reads OUT_DIR/engine.log)
 many-core.sh writes one part per run, headed `== NAME (at N s)`, with
 `lsm-demo bench`'s (or db_bench's) result line and, for ours, the lines
 under it: how long all threads ran together (`threads: the first done at
-X s of Y s`) and how the writers' waits for one another ended
-(`sequencer waits: ...`). The targets: 16 threads at 8x one without the
+X s of Y s`), how the writers' waits for one another ended and how often
+their reservations lost a race (`sequencer waits: ...`). The targets: 16 threads at 8x one without the
 log and 5x with it unsynced, and 1.5x RocksDB's db_bench at 16 threads.
 Prints Markdown, for the results file.
 """
@@ -21,7 +21,10 @@ from collections import defaultdict
 PART = re.compile(r"^== (?P<name>.+?) \(at \d+ s\)$")
 RESULT = re.compile(r"^fillrandom\s+:.*?(?P<rate>\d+) ops/sec")
 FIRST_DONE = re.compile(r"threads: the first done at (?P<first>[\d.]+) s of (?P<all>[\d.]+) s")
-WAITS = re.compile(r"sequencer waits: (?P<spun>\d+) ended spinning, (?P<yielded>\d+) yielding, (?P<slept>\d+) asleep")
+WAITS = re.compile(
+    r"sequencer waits: (?P<spun>\d+) ended spinning, (?P<yielded>\d+) yielding, (?P<slept>\d+) asleep"
+    r"(; (?P<retried>\d+) reservations retried)?"
+)
 ENGINE = re.compile(r"^engine (?P<config>.+?) (?P<threads>\d+) threads$")
 ROCKSDB = re.compile(r"^rocksdb (?P<threads>\d+) threads disable_wal=(?P<off>[01])$")
 
@@ -56,7 +59,7 @@ def parse(lines):
             current["together"] = float(done.group("first")) / float(done.group("all"))
         waits = WAITS.search(line)
         if waits:
-            current["waits"] = {k: int(v) for k, v in waits.groupdict().items()}
+            current["waits"] = {k: int(v) for k, v in waits.groupdict().items() if v is not None}
     return runs
 
 
@@ -112,8 +115,10 @@ def summary(runs):
     for name, a, b, target in checks:
         out.append(f"| {name} | {ratio(a, b)} | {target} |")
     out.append("")
-    out.append("| ours | threads | all threads together | waits that ended spinning, yielding, asleep |")
-    out.append("|---|---:|---:|---|")
+    out.append(
+        "| ours | threads | all threads together | waits that ended spinning, yielding, asleep | reservations retried |"
+    )
+    out.append("|---|---:|---:|---|---:|")
     for config in sorted(runs):
         for threads, run in sorted(runs[config].items()):
             if "together" not in run and "waits" not in run:
@@ -121,7 +126,8 @@ def summary(runs):
             together = f"{run['together']:.0%}" if "together" in run else ""
             waits = run.get("waits")
             waited = f"{waits['spun']:,}, {waits['yielded']:,}, {waits['slept']:,}" if waits else ""
-            out.append(f"| {label(config)} | {threads} | {together} | {waited} |")
+            retried = f"{waits['retried']:,}" if waits and "retried" in waits else ""
+            out.append(f"| {label(config)} | {threads} | {together} | {waited} | {retried} |")
     return "\n".join(out)
 
 

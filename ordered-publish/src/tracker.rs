@@ -71,8 +71,8 @@ pub struct Tracker {
     /// The sleepers (the slow path only), and their bell.
     sleep: Mutex<Sleepers>,
     bell: Condvar,
-    /// How the waits ended.
-    waits: WaitCounters,
+    /// How the waits ended (and, for a sequencer, its lost reservations).
+    pub(crate) waits: WaitCounters,
 }
 
 /// `Tracker::wake_at` when no thread sleeps.

@@ -1,5 +1,5 @@
-//! [`WaitStats`]: how the waits of a tracker ended, counted on lines of
-//! their own per group of threads.
+//! [`WaitStats`]: how the waits of a tracker ended, and the reservations
+//! that lost a race, counted on lines of their own per group of threads.
 
 use std::cell::Cell;
 // Statistics order nothing, so they are std's atomics even under loom:
@@ -67,16 +67,21 @@ pub(crate) enum Ended {
     Asleep = 2,
 }
 
+/// The slot, beside the three of [`Ended`], of the reservations' lost
+/// compare-and-swaps.
+const RETRIES: usize = 3;
+
 /// Groups of threads whose counts share a line: threads past this many
 /// share groups.
 const STRIPES: usize = 8;
 
-/// The live counters behind [`WaitStats`]: a thread counts on its group's
-/// line, so that threads counting at once on different cores do not pass
-/// one line between them (a waiter counts as it returns, on the write's
-/// path).
+/// The live counters behind [`WaitStats`] and
+/// [`Sequencer::reservation_retries`](crate::Sequencer::reservation_retries):
+/// a thread counts on its group's line, so that threads counting at once
+/// on different cores do not pass one line between them (a waiter counts
+/// as it returns, on the write's path).
 pub(crate) struct WaitCounters {
-    stripes: [CachePadded<[AtomicU64; 3]>; STRIPES],
+    stripes: [CachePadded<[AtomicU64; 4]>; STRIPES],
 }
 
 impl WaitCounters {
@@ -89,6 +94,18 @@ impl WaitCounters {
     pub(crate) fn count(&self, ended: Ended) {
         // Relaxed: a count, ordered with nothing.
         self.stripes[stripe()][ended as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Counts `n` compare-and-swaps of a reservation that another
+    /// reservation beat.
+    pub(crate) fn count_retries(&self, n: u64) {
+        // Relaxed: a count, ordered with nothing.
+        self.stripes[stripe()][RETRIES].fetch_add(n, Relaxed);
+    }
+
+    pub(crate) fn retries(&self) -> u64 {
+        // Relaxed: as in `count`.
+        self.stripes.iter().map(|s| s[RETRIES].load(Relaxed)).sum()
     }
 
     pub(crate) fn snapshot(&self) -> WaitStats {

@@ -389,3 +389,33 @@ fn drain_until_skipping_passes_finished_ranges_nobody_posted() {
         assert_eq!(starts, [0, 2], "an item lost, repeated or out of order");
     });
 }
+
+/// Two reservations race for the word: in the schedules where one reads it
+/// before the other's compare-and-swap lands, its own fails once and is
+/// counted; the ranges stay distinct either way.
+#[test]
+fn a_reservation_that_loses_the_race_is_counted() {
+    // Std's atomic: it outlives the model's runs, which it sums up.
+    static SAW_A_RETRY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    loom::model(|| {
+        let seq = Arc::new(Sequencer::new(0, 4));
+        let other = {
+            let seq = Arc::clone(&seq);
+            thread::spawn(move || seq.reserve(1))
+        };
+        let mine = seq.reserve(1);
+        let theirs = other.join().unwrap();
+        assert_ne!(mine, theirs);
+        let retries = seq.reservation_retries();
+        assert!(retries <= 1, "{retries} retries for one race");
+        if retries == 1 {
+            // Relaxed: read after the model's runs, on this thread.
+            SAW_A_RETRY.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    // Relaxed: as above.
+    assert!(
+        SAW_A_RETRY.load(std::sync::atomic::Ordering::Relaxed),
+        "no schedule counted the lost race"
+    );
+}

@@ -18,6 +18,7 @@ use crate::recovery::RecoveryStats;
 /// assert_eq!(db.stats().memtable_entries, 2);
 /// // One writer never waits for the writes before its own:
 /// assert_eq!(db.stats().sequencer_waits.waits(), 0);
+/// assert_eq!(db.stats().sequencer_retries, 0);
 /// db.flush().unwrap();
 /// let stats = db.stats();
 /// assert_eq!(stats.memtable_entries, 0);
@@ -37,6 +38,12 @@ pub struct DbStats {
     /// Many waits that sleep mean more writers than cores, or writers held
     /// up while they write (preempted, or faulting pages in).
     pub sequencer_waits: ordered_publish::WaitStats,
+    /// Reservations of sequence numbers (and log bytes) whose
+    /// compare-and-swap another writer's beat, so that they tried again
+    /// ([`Sequencer::reservation_retries`](ordered_publish::Sequencer::reservation_retries)):
+    /// many mean many cores reserving at once, the reservation word their
+    /// bottleneck. Never more than zero with one writer.
+    pub sequencer_retries: u64,
     /// Table files per level.
     pub level_files: [usize; NUM_LEVELS],
     /// Each level's size, target and compaction counters.

@@ -164,11 +164,11 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Err
             ));
         }
         if let Some(w) = r.sequencer_waits
-            && w.spun + w.yielded + w.slept > 0
+            && w.spun + w.yielded + w.slept + w.retried > 0
         {
             out.line(format_args!(
-                "  sequencer waits: {} ended spinning, {} yielding, {} asleep",
-                w.spun, w.yielded, w.slept
+                "  sequencer waits: {} ended spinning, {} yielding, {} asleep; {} reservations retried",
+                w.spun, w.yielded, w.slept, w.retried
             ));
         }
         if let Some((waits, timeouts)) = r.gather_waits {

@@ -154,7 +154,8 @@ pub struct WaitOutcomes {
 }
 
 /// How waits on the sequencer ended, from its statistics
-/// (`DbStats::sequencer_waits`).
+/// (`DbStats::sequencer_waits`), and the reservations retried
+/// (`DbStats::sequencer_retries`).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct SequencerWaits {
     /// Ended while spinning.
@@ -163,6 +164,8 @@ pub struct SequencerWaits {
     pub yielded: u64,
     /// Slept until a finisher woke them.
     pub slept: u64,
+    /// Compare-and-swaps of reservations that another writer's beat.
+    pub retried: u64,
 }
 
 impl BenchResult {

@@ -626,6 +626,7 @@ fn merge(
     let ops = done.max(1);
     let after = db.stats();
     let (wg, sequencer_before) = (&after.write_group, before.sequencer_waits);
+    let retries_before = before.sequencer_retries;
     let before = &before.write_group;
     let groups = wg.groups - before.groups;
     let members = wg.members - before.members;
@@ -670,6 +671,7 @@ fn merge(
                 spun: now.spin_successes - sequencer_before.spin_successes,
                 yielded: now.yield_successes - sequencer_before.yield_successes,
                 slept: now.sleeps - sequencer_before.sleeps,
+                retried: after.sequencer_retries - retries_before,
             }
         }),
         gather_waits: (w.is_write() && wg.gather_waits > before.gather_waits).then(|| {
