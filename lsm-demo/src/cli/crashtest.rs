@@ -241,25 +241,11 @@ pub fn crashtest(a: CrashArgs) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Debug, Parser)]
-    struct Cli {
-        #[command(subcommand)]
-        command: Command,
-    }
-
-    #[derive(Debug, clap::Subcommand)]
-    enum Command {
-        Crashtest(CrashArgs),
-    }
+    use crate::cli::parse_flags;
 
     fn crash_args(flags: &[&str]) -> CrashArgs {
-        let argv = ["lsm-demo", "crashtest", "--db=/nonexistent/crash-db"];
-        let Command::Crashtest(a) = Cli::try_parse_from(argv.iter().chain(flags))
-            .unwrap()
-            .command;
-        a
+        let db = ["--db=/nonexistent/crash-db"];
+        parse_flags(&[&db[..], flags].concat()).unwrap()
     }
 
     #[test]
@@ -275,10 +261,9 @@ mod tests {
             assert_eq!(e.exit_code(), 2, "{flag}: {e}");
             assert!(e.to_string().contains(named), "{flag}: {e}");
         }
-        let bad_rep =
-            Cli::try_parse_from(["lsm-demo", "crashtest", "--memtablerep=hash"]).unwrap_err();
+        let bad_rep = parse_flags::<CrashArgs>(&["--memtablerep=hash"]).unwrap_err();
         assert!(bad_rep.to_string().contains("invalid value 'hash'"));
-        let bad_bool = Cli::try_parse_from(["lsm-demo", "crashtest", "--sync=2"]).unwrap_err();
+        let bad_bool = parse_flags::<CrashArgs>(&["--sync=2"]).unwrap_err();
         assert!(
             bad_bool
                 .to_string()

@@ -85,6 +85,17 @@ pub(crate) fn check_db_dir(dir: &Path, command: &str) -> Result<(), Error> {
     }
 }
 
+/// Parses `flags` as a command whose arguments are `A` would (say, a
+/// subcommand's), for the tests of their values and checks.
+#[cfg(test)]
+pub(crate) fn parse_flags<A: clap::Args + clap::FromArgMatches>(
+    flags: &[&str],
+) -> Result<A, clap::Error> {
+    let command = A::augment_args(clap::Command::new("lsm-demo"));
+    let argv = std::iter::once("lsm-demo").chain(flags.iter().copied());
+    A::from_arg_matches_mut(&mut command.try_get_matches_from(argv)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

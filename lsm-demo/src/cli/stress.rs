@@ -396,25 +396,11 @@ pub(crate) fn clock_seed() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Debug, Parser)]
-    struct Cli {
-        #[command(subcommand)]
-        command: Command,
-    }
-
-    #[derive(Debug, clap::Subcommand)]
-    enum Command {
-        Stress(StressArgs),
-    }
+    use crate::cli::parse_flags;
 
     fn stress_args(flags: &[&str]) -> StressArgs {
-        let argv = ["lsm-demo", "stress", "--db=/nonexistent/stress-db"];
-        let Command::Stress(a) = Cli::try_parse_from(argv.iter().chain(flags))
-            .unwrap()
-            .command;
-        a
+        let db = ["--db=/nonexistent/stress-db"];
+        parse_flags(&[&db[..], flags].concat()).unwrap()
     }
 
     #[test]
@@ -439,7 +425,7 @@ mod tests {
         assert_eq!(stress_args(&[]).memtablerep, MemtableRep::SkipList);
         let v = stress_args(&["--memtablerep=vector"]);
         assert_eq!(v.memtablerep, MemtableRep::Vector);
-        let e = Cli::try_parse_from(["lsm-demo", "stress", "--db=x", "--memtablerep=hash"])
+        let e = parse_flags::<StressArgs>(&["--db=x", "--memtablerep=hash"])
             .unwrap_err()
             .to_string();
         assert!(e.contains("invalid value 'hash' for '--memtablerep"), "{e}");

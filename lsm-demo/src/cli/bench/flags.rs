@@ -284,15 +284,7 @@ pub(super) fn db_options(args: &BenchArgs, rep: MemtableRep) -> Options {
 
 #[cfg(test)]
 pub(super) fn bench_args(flags: &[&str]) -> BenchArgs {
-    #[derive(Debug, clap::Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: BenchArgs,
-    }
-    use clap::Parser;
-    Cli::try_parse_from(["bench"].iter().chain(flags))
-        .unwrap()
-        .args
+    crate::cli::parse_flags(flags).unwrap()
 }
 
 #[cfg(test)]
@@ -367,13 +359,7 @@ mod tests {
     }
 
     fn bench_args_err(flags: &[&str]) -> String {
-        #[derive(Debug, clap::Parser)]
-        struct Cli {
-            #[command(flatten)]
-            args: BenchArgs,
-        }
-        use clap::Parser;
-        Cli::try_parse_from(["bench"].iter().chain(flags))
+        crate::cli::parse_flags::<BenchArgs>(flags)
             .unwrap_err()
             .to_string()
     }
