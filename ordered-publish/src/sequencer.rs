@@ -281,6 +281,7 @@ impl Sequencer {
             // Acquire: whatever the raiser did to make room (a file grown,
             // mapped) happens before the caller uses the bytes.
             if bytes > 0 && bytes_end > self.res.byte_limit.load(Acquire) {
+                self.count_retries(retries);
                 return None;
             }
             // Acquire on failure: as the first load.
@@ -290,9 +291,7 @@ impl Sequencer {
                 .compare_exchange_weak(next, pack(end, bytes_end), Acquire, Acquire)
             {
                 Ok(_) => {
-                    if retries > 0 {
-                        self.tracker.waits.count_retries(retries);
-                    }
+                    self.count_retries(retries);
                     return Some((start..end, at..bytes_end));
                 }
                 Err(current) => {
@@ -388,6 +387,16 @@ impl Sequencer {
     pub fn byte_limit(&self) -> u64 {
         // Acquire: pairs with `raise_byte_limit`'s Release.
         self.res.byte_limit.load(Acquire)
+    }
+
+    /// Adds a reservation's lost compare-and-swaps to
+    /// [`reservation_retries`](Self::reservation_retries); most reservations
+    /// lost none and write nothing.
+    #[inline]
+    fn count_retries(&self, retries: u64) {
+        if retries > 0 {
+            self.tracker.waits.count_retries(retries);
+        }
     }
 
     /// Looks at the published position (Acquire: see `reserve`) and raises
