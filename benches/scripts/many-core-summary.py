@@ -11,7 +11,9 @@ under it: how long all threads ran together (`threads: the first done at
 X s of Y s`), how the writers' waits for one another ended and how often
 their reservations lost a race (`sequencer waits: ...`). The targets: 16 threads at 8x one without the
 log and 5x with it unsynced, and 1.5x RocksDB's db_bench at 16 threads.
-Prints Markdown, for the results file.
+Prints Markdown, for the results file. `bash .ci/run lint` checks it
+against testdata/many-core (regenerate engine-summary.md there when the
+output is meant to change).
 """
 
 import re
@@ -90,7 +92,8 @@ def ratio(a, b):
 def summary(runs):
     out = []
     counts = sorted({t for by in runs.values() for t in by})
-    out.append("| configuration | " + " | ".join(f"{t} threads" for t in counts) + " | most / 1 |")
+    names = [f"{t} thread" if t == 1 else f"{t} threads" for t in counts]
+    out.append("| configuration | " + " | ".join(names) + " | most / 1 |")
     out.append("|---|" + "---:|" * (len(counts) + 1))
     for config in sorted(runs):
         by = runs[config]
