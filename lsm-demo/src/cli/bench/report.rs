@@ -168,6 +168,19 @@ pub struct SequencerWaits {
     pub retried: u64,
 }
 
+impl SequencerWaits {
+    /// The waits and retries counted between two readings of the stats.
+    pub fn between(before: &lsm_demo::DbStats, after: &lsm_demo::DbStats) -> Self {
+        let (b, a) = (&before.sequencer_waits, &after.sequencer_waits);
+        SequencerWaits {
+            spun: a.spin_successes - b.spin_successes,
+            yielded: a.yield_successes - b.yield_successes,
+            slept: a.sleeps - b.sleeps,
+            retried: after.sequencer_retries - before.sequencer_retries,
+        }
+    }
+}
+
 impl BenchResult {
     /// db_bench's result line: the rate in MB/s when bytes were counted,
     /// then the note, which for some benchmarks ends in a newline, as

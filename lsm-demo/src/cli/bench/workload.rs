@@ -625,9 +625,10 @@ fn merge(
     };
     let ops = done.max(1);
     let after = db.stats();
-    let (wg, sequencer_before) = (&after.write_group, before.sequencer_waits);
-    let retries_before = before.sequencer_retries;
-    let before = &before.write_group;
+    let sequencer_waits = w
+        .is_write()
+        .then(|| SequencerWaits::between(before, &after));
+    let (wg, before) = (&after.write_group, &before.write_group);
     let groups = wg.groups - before.groups;
     let members = wg.members - before.members;
     let reads_keys = matches!(
@@ -665,15 +666,7 @@ fn merge(
             slept: wg.futex_sleeps - before.futex_sleeps,
             barged: wg.barges - before.barges,
         }),
-        sequencer_waits: w.is_write().then(|| {
-            let now = after.sequencer_waits;
-            SequencerWaits {
-                spun: now.spin_successes - sequencer_before.spin_successes,
-                yielded: now.yield_successes - sequencer_before.yield_successes,
-                slept: now.sleeps - sequencer_before.sleeps,
-                retried: after.sequencer_retries - retries_before,
-            }
-        }),
+        sequencer_waits,
         gather_waits: (w.is_write() && wg.gather_waits > before.gather_waits).then(|| {
             (
                 wg.gather_waits - before.gather_waits,
