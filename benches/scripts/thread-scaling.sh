@@ -7,8 +7,10 @@
 #   bash benches/scripts/thread-scaling.sh [OUT_DIR]
 #
 # Environment: ROUNDS (default 3), THREADS (default "1 2 4 8"), TOTAL
-# (writes per run, default 400000), LSM_DEMO (a built binary; default: build
-# it), DB_BENCH (default: db_bench on PATH, skipped when missing).
+# (writes per run, default 400000), DURATION (seconds: each thread then
+# writes for that long instead of TOTAL / threads times, keys drawn from
+# TOTAL; default 0, off), LSM_DEMO (a built binary; default: build it),
+# DB_BENCH (default: db_bench on PATH, skipped when missing).
 # Writes OUT_DIR/scaling.csv (round,engine,wal,threads,ops) and
 # OUT_DIR/scaling.svg (medians; plot-scaling.py), and prints the medians.
 set -euo pipefail
@@ -18,6 +20,7 @@ out=${1:-target/thread-scaling}
 rounds=${ROUNDS:-3}
 threads=${THREADS:-"1 2 4 8"}
 total=${TOTAL:-400000}
+duration=${DURATION:-0}
 mkdir -p "$out"
 
 ours=${LSM_DEMO:-}
@@ -40,9 +43,13 @@ csv="$out/scaling.csv"
 echo "round,engine,wal,threads,ops" >"$csv"
 for r in $(seq 1 "$rounds"); do
   for t in $threads; do
-    num=$((total / t))
+    if [ "$duration" -gt 0 ]; then
+      length="--num=$total --duration=$duration"
+    else
+      length="--num=$((total / t))"
+    fi
     for wal in 1 0; do
-      common="--benchmarks=fillrandom --num=$num --threads=$t --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=$((1 - wal)) --sync=0"
+      common="--benchmarks=fillrandom $length --threads=$t --memtablerep=skip_list --allow_concurrent_memtable_write=1 --disable_wal=$((1 - wal)) --sync=0"
       echo "$r,lsm-demo,$wal,$t,$(ops "$ours" bench $common)" >>"$csv"
       if [ "$wal" = 1 ]; then
         # The log through a memory map (allow_mmap_writes, off by default).

@@ -31,7 +31,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run db_bench's workloads (same flags, same result line).
-    Bench(cli::bench::BenchArgs),
+    Bench(Box<cli::bench::BenchArgs>),
     /// Random operations checked against an expected-state file.
     Stress(cli::stress::StressArgs),
     /// Kill `stress` at random, reopen and verify, in a loop.
@@ -53,7 +53,7 @@ fn main() {
         Command::Bench(args) => {
             // No flags at all: the default suite.
             let default_suite = raw.len() == 2;
-            cli::bench::run(args, default_suite).map(|_| ())
+            cli::bench::run(*args, default_suite).map(|_| ())
         }
         Command::Stress(args) => cli::stress::stress(args),
         Command::Crashtest(args) => cli::crashtest::crashtest(args),

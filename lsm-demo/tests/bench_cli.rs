@@ -1,6 +1,6 @@
 //! `lsm-demo bench` end to end: db_bench's result lines and histogram
 //! layout, no progress bar when standard output is not a terminal, and
-//! `--json=-` writing the JSON alone to standard output.
+//! `--json=-` writing the JSON alone to standard output, and `--duration`.
 
 use std::process::{Command, Output};
 
@@ -123,4 +123,39 @@ fn runs_of_several_threads_say_when_the_first_thread_was_done() {
     let (text, result) = run("--threads=1");
     assert!(result["first_done_seconds"].is_null(), "{result}");
     assert!(!text.contains("  threads: "), "{text}");
+}
+
+#[test]
+fn duration_runs_the_random_benchmarks_for_a_time_and_not_a_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bench(&[
+        "--benchmarks=fillrandom,readrandom,fillseq",
+        "--num=50",
+        "--threads=2",
+        "--duration=1",
+        "--ops_between_duration_checks=7",
+        "--json=-",
+        &format!("--db={}", dir.path().join("db").display()),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON alone");
+    assert_eq!(v["settings"]["duration"], 1);
+    let results = v["results"].as_array().unwrap();
+    for r in &results[..2] {
+        // Each thread ran a second, past its 50 operations.
+        assert!(r["seconds"].as_f64().unwrap() >= 1.0, "{r}");
+        assert!(r["ops"].as_u64().unwrap() > 100, "{r}");
+    }
+    // readrandom's note counts the first thread's reads, as many as it did.
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("readrandom"))
+        .unwrap();
+    let note = line.rsplit('(').next().unwrap();
+    let (found, reads) = note.trim_end_matches(" found)").split_once(" of ").unwrap();
+    let (found, reads): (u64, u64) = (found.parse().unwrap(), reads.parse().unwrap());
+    assert!(found <= reads && reads > 50, "{line}");
+    // fillseq's keys are not random: it keeps its count, as in db_bench.
+    assert_eq!(results[2]["ops"], 100, "{}", results[2]);
 }

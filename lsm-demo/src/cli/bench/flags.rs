@@ -29,6 +29,17 @@ pub struct BenchArgs {
     /// Deletes per thread for deleterandom (-1: num).
     #[arg(long, default_value_t = -1, allow_hyphen_values = true)]
     pub deletes: i64,
+    /// Seconds each thread runs the benchmarks of random keys for
+    /// (fillrandom, overwrite, fillsync, readrandom, multireadrandom,
+    /// seekrandom, readwhilewriting's readers, readrandomwriterandom,
+    /// updaterandom, deleterandom), however many operations that takes;
+    /// 0: --num, --reads and --deletes set the counts.
+    #[arg(long, default_value_t = 0)]
+    pub duration: u64,
+    /// With --duration, the operations a thread does between looks at the
+    /// clock.
+    #[arg(long, default_value_t = 1000)]
+    pub ops_between_duration_checks: u64,
     /// Concurrent threads; each runs the full count. readwhilewriting runs
     /// this many readers and one writer more.
     #[arg(long, default_value_t = 1)]
@@ -156,7 +167,6 @@ pub const ROCKSDB_ONLY_FLAGS: &[&str] = &[
     "cache_size",
     "bloom_bits",
     "compression_ratio",
-    "duration",
     "writes",
     "max_background_compactions",
     "max_background_flushes",
@@ -224,6 +234,11 @@ pub(super) fn check_args(args: &BenchArgs) -> Result<(), Error> {
             "--batch_size={} of {}-byte keys and {}-byte values makes batches above 1 GiB",
             args.batch_size, args.key_size, args.value_size
         )));
+    }
+    if args.ops_between_duration_checks == 0 {
+        return Err(Error::usage(
+            "--ops_between_duration_checks must be at least 1",
+        ));
     }
     if args.num == 0 {
         return Err(Error::usage("--num must be at least 1"));

@@ -2,6 +2,7 @@
 //!
 //! - `flags.rs`: the flags, db_bench's names and their checks;
 //! - `workload.rs`: the benchmarks' threads;
+//! - `steps.rs`: how long each thread runs (`--duration`);
 //! - `random.rs`: db_bench's key streams, and the values;
 //! - `latency.rs`: `--histogram=1`'s per-thread histograms;
 //! - `progress.rs`: the progress bar;
@@ -20,6 +21,7 @@ mod progress;
 mod random;
 mod report;
 mod run_info;
+mod steps;
 mod workload;
 
 pub(crate) use flags::parse_flag_bool;

@@ -6,18 +6,22 @@ use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
-/// A bar for `total` operations of benchmark `name`, shown only when
+/// A bar for `total` operations of benchmark `name` (`None`: a run for
+/// `--duration`, whose count is not known ahead), shown only when
 /// `visible`.
-pub(super) fn bar(name: &str, total: u64, visible: bool) -> ProgressBar {
+pub(super) fn bar(name: &str, total: Option<u64>, visible: bool) -> ProgressBar {
     if !visible {
-        return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        return ProgressBar::with_draw_target(total, ProgressDrawTarget::hidden());
     }
     drawn_on(name, total, ProgressDrawTarget::stderr())
 }
 
-fn drawn_on(name: &str, total: u64, target: ProgressDrawTarget) -> ProgressBar {
-    let b = ProgressBar::with_draw_target(Some(total), target);
-    b.set_style(style());
+fn drawn_on(name: &str, total: Option<u64>, target: ProgressDrawTarget) -> ProgressBar {
+    let b = ProgressBar::with_draw_target(total, target);
+    b.set_style(match total {
+        Some(_) => style(),
+        None => timed_style(),
+    });
     b.set_message(name.to_string());
     b
 }
@@ -39,6 +43,16 @@ fn style() -> ProgressStyle {
         .progress_chars("=> ")
 }
 
+/// `fillrandom 52224 373870/s 3s`: the count so far, the rate and the time
+/// run, for a run whose end is a time rather than a count.
+fn timed_style() -> ProgressStyle {
+    ProgressStyle::with_template("{msg} {pos} {rate} {elapsed}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{}/s", s.per_sec() as u64);
+        })
+}
+
 /// One thread's share of the bar: it adds its operations to the bar every
 /// `step` of them (fewer calls into the bar), and the rest when dropped,
 /// so the bar ends at the operations done whatever the batch size.
@@ -53,8 +67,8 @@ impl<'a> Ticker<'a> {
     /// A share of `bar`, whose length is the total of all threads.
     pub(super) fn new(bar: &'a ProgressBar) -> Ticker<'a> {
         // About a thousand updates over the run, at most one per 1024
-        // operations' worth of progress.
-        let step = (bar.length().unwrap_or(0) / 1000).clamp(1, 1024);
+        // operations' worth of progress (1024 when the total is unknown).
+        let step = bar.length().map_or(1024, |l| (l / 1000).clamp(1, 1024));
         Ticker {
             bar,
             pending: 0,
@@ -89,7 +103,7 @@ mod tests {
     fn tickers_add_up_to_the_total_for_any_batch() {
         for (total, batch, threads) in [(100_000u64, 1u64, 1usize), (100_000, 7, 3), (10, 1000, 2)]
         {
-            let b = bar("fillrandom", total * threads as u64, false);
+            let b = bar("fillrandom", Some(total * threads as u64), false);
             std::thread::scope(|s| {
                 for _ in 0..threads {
                     s.spawn(|| {
@@ -153,7 +167,7 @@ mod tests {
             let screen = Screen::default();
             let b = drawn_on(
                 name,
-                total,
+                Some(total),
                 ProgressDrawTarget::term_like(Box::new(screen.clone())),
             );
             std::thread::sleep(std::time::Duration::from_millis(20));

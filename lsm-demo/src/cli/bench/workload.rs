@@ -19,6 +19,7 @@ use super::latency::{Latencies, Op, Recorder};
 use super::progress::{self, Ticker};
 use super::random::{Mt64, Values, key_stream};
 use super::report::{BenchResult, SequencerWaits, WaitOutcomes};
+use super::steps::Steps;
 use super::{Config, Row};
 use crate::cli::Error;
 
@@ -113,6 +114,15 @@ impl Workload {
         )
     }
 
+    /// Runs for `--duration` when one is given: db_bench's benchmarks of
+    /// random keys.
+    pub(super) fn timed(self) -> bool {
+        !matches!(
+            self,
+            Workload::FillSeq | Workload::FillBatch | Workload::ReadSeq | Workload::ReadReverse
+        )
+    }
+
     /// Threads for `--threads=n`: readwhilewriting adds its writer.
     pub(super) fn threads(self, n: usize) -> usize {
         if self == Workload::ReadWhileWriting {
@@ -170,6 +180,17 @@ impl Plan {
     fn per_thread(&self) -> u64 {
         self.ops / self.batch * self.batch
     }
+
+    /// A thread's steps from `start`: `--duration`'s, or this plan's
+    /// operations.
+    fn steps(&self, w: Workload, a: &BenchArgs, start: Instant) -> Steps {
+        if a.duration > 0 && w.timed() {
+            let run = Duration::from_secs(a.duration);
+            Steps::timed(start, run, a.ops_between_duration_checks)
+        } else {
+            Steps::counted(self.ops)
+        }
+    }
 }
 
 /// What one thread did, merged with the others' as db_bench merges them.
@@ -203,6 +224,7 @@ struct Worker<'a> {
     wo: WriteOptions,
     recorder: Recorder,
     ticker: Option<Ticker<'a>>,
+    steps: Steps,
     done: u64,
     bytes: u64,
     found: u64,
@@ -254,7 +276,7 @@ impl Worker<'_> {
         let batch_len = self.plan.batch;
         let mut batch = WriteBatch::new();
         let mut next = 0u64;
-        for _ in 0..self.plan.ops / batch_len {
+        while self.steps.next(batch_len) {
             if !sequential {
                 self.keys.skip();
             }
@@ -281,13 +303,13 @@ impl Worker<'_> {
     }
 
     fn read_random(&mut self) -> Result<(), lsm_demo::Error> {
-        for _ in 0..self.plan.ops {
+        while self.steps.next(1) {
             self.keys.skip();
             self.random_key();
             self.get()?;
             self.finished(1, Op::Read);
         }
-        self.message = format!("({} of {} found)\n", self.found, self.plan.ops);
+        self.message = format!("({} of {} found)\n", self.found, self.done);
         Ok(())
     }
 
@@ -295,7 +317,7 @@ impl Worker<'_> {
         let n = self.plan.batch as usize;
         let mut keys = vec![Vec::with_capacity(self.a.key_size); n];
         let mut read = 0;
-        for _ in 0..self.plan.ops / self.plan.batch {
+        while self.steps.next(self.plan.batch) {
             self.keys.skip();
             for k in &mut keys {
                 make_key(self.keys.key(self.plan.num), self.a.key_size, k);
@@ -319,7 +341,7 @@ impl Worker<'_> {
     }
 
     fn seek_random(&mut self) -> Result<(), lsm_demo::Error> {
-        for _ in 0..self.plan.ops {
+        while self.steps.next(1) {
             self.random_key();
             // A fresh iterator for every seek, as db_bench.
             let mut it = self.db.raw_iterator();
@@ -335,7 +357,7 @@ impl Worker<'_> {
             it.status()?;
             self.finished(1, Op::Seek);
         }
-        self.message = format!("({} of {} found)\n", self.found, self.plan.ops);
+        self.message = format!("({} of {} found)\n", self.found, self.done);
         Ok(())
     }
 
@@ -367,7 +389,7 @@ impl Worker<'_> {
         let percent = self.a.readwritepercent;
         let (mut gets, mut puts) = (0, 0);
         let (mut reads, mut writes) = (0u64, 0u64);
-        for _ in 0..self.plan.ops {
+        while self.steps.next(1) {
             self.keys.skip();
             self.random_key();
             if gets == 0 && puts == 0 {
@@ -398,7 +420,7 @@ impl Worker<'_> {
     }
 
     fn update_random(&mut self) -> Result<(), lsm_demo::Error> {
-        for _ in 0..self.plan.ops {
+        while self.steps.next(1) {
             self.keys.skip();
             self.random_key();
             self.get()?;
@@ -411,7 +433,7 @@ impl Worker<'_> {
 
     fn delete_random(&mut self) -> Result<(), lsm_demo::Error> {
         let mut batch = WriteBatch::new();
-        for _ in 0..self.plan.ops / self.plan.batch {
+        while self.steps.next(self.plan.batch) {
             self.keys.skip();
             for _ in 0..self.plan.batch {
                 self.random_key();
@@ -459,10 +481,14 @@ pub(super) fn run_one(
     r
 }
 
-/// The operations the bar counts: those of the threads in the result.
-pub(super) fn bar_total(cfg: &Config, row: &Row) -> u64 {
+/// The operations the bar counts: those of the threads in the result;
+/// `None` when they run for `--duration`.
+pub(super) fn bar_total(cfg: &Config, row: &Row) -> Option<u64> {
+    if cfg.args.duration > 0 && row.w.timed() {
+        return None;
+    }
     let plan = Plan::new(row.w, &cfg.args, row.num);
-    plan.per_thread() * row.threads as u64
+    Some(plan.per_thread() * row.threads as u64)
 }
 
 /// [`run_one`] with the caller's bar, whose position ends at the
@@ -508,6 +534,7 @@ pub(super) fn run_with_bar(
                     wo,
                     recorder: Recorder::new(a.histogram),
                     ticker: (!writer).then(|| Ticker::new(bar)),
+                    steps: Steps::counted(0),
                     done: 0,
                     bytes: 0,
                     found: 0,
@@ -516,6 +543,7 @@ pub(super) fn run_with_bar(
                 };
                 barrier.wait();
                 let start = Instant::now();
+                me.steps = plan.steps(w, a, start);
                 me.recorder.start();
                 let r = match w {
                     Workload::FillSeq | Workload::FillBatch => me.fill(true),
