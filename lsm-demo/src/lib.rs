@@ -93,6 +93,7 @@ pub(crate) mod info_log;
 pub(crate) mod iter;
 pub(crate) mod memtable;
 mod options;
+pub mod perf;
 pub mod properties;
 pub(crate) mod range_del;
 pub(crate) mod version;

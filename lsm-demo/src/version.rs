@@ -16,6 +16,7 @@ use crate::key::{
 use crate::manifest::{FileMeta, NUM_LEVELS};
 use crate::memtable::{Lookup, Memtable};
 use crate::options::{Options, UserComparator};
+use crate::perf::{self, PerfMetric};
 use crate::range_del::{
     FragmentedTombstones, RangeTombstone, TombstoneOutput, user_key_predecessor, user_key_successor,
 };
@@ -51,8 +52,22 @@ impl TableFile {
     }
 
     pub(crate) fn get(&self, user_key: &[u8], seq: u64) -> Result<Lookup> {
-        if !self.covers(user_key) || !self.table.may_contain(user_key) {
+        if !self.covers(user_key) {
             return Ok(Lookup::Missing);
+        }
+        if self.table.has_filter() {
+            let maybe = self.table.may_contain(user_key);
+            perf::count(
+                if maybe {
+                    PerfMetric::BloomSstHitCount
+                } else {
+                    PerfMetric::BloomSstMissCount
+                },
+                1,
+            );
+            if !maybe {
+                return Ok(Lookup::Missing);
+            }
         }
         let mut it = self.table.iter();
         let mut target = Vec::with_capacity(user_key.len() + 8);
@@ -114,12 +129,44 @@ impl Version {
         // newest source down: a version found below it is deleted. Sources
         // without tombstones leave it 0 after a flag check.
         let mut covered_below = 0;
+        let in_memtables = perf::Timer::start();
+        let found = self.get_from_memtables(user_key, seq, &mut covered_below);
+        in_memtables.stop(PerfMetric::GetFromMemtableTime);
+        if let Some(found) = found {
+            return Ok(found);
+        }
+        let in_files = perf::Timer::start();
+        let found = self.get_from_files(user_key, seq, covered_below);
+        in_files.stop(PerfMetric::GetFromOutputFilesTime);
+        found
+    }
+
+    /// [`Self::get`] in the memtables, newest first: `Some` once one of
+    /// them settles it.
+    fn get_from_memtables(
+        &self,
+        user_key: &[u8],
+        seq: u64,
+        covered_below: &mut u64,
+    ) -> Option<Option<Vec<u8>>> {
         for m in std::iter::once(&self.mem).chain(self.imm.iter()) {
-            covered_below = covered_below.max(m.range_dels.max_covering_seq(user_key, seq));
-            if let Some(found) = resolve(m.get(user_key, seq), covered_below) {
-                return Ok(found);
+            perf::count(PerfMetric::GetFromMemtableCount, 1);
+            *covered_below = (*covered_below).max(m.range_dels.max_covering_seq(user_key, seq));
+            if let Some(found) = resolve(m.get(user_key, seq), *covered_below) {
+                return Some(found);
             }
         }
+        None
+    }
+
+    /// [`Self::get`] in the table files, level by level, below memtables
+    /// whose tombstones cover the key up to `covered_below`.
+    fn get_from_files(
+        &self,
+        user_key: &[u8],
+        seq: u64,
+        mut covered_below: u64,
+    ) -> Result<Option<Vec<u8>>> {
         for t in &self.levels[0] {
             covered_below = covered_below.max(t.max_covering_seq(user_key, seq));
             if let Some(found) = resolve(t.get(user_key, seq)?, covered_below) {

@@ -1,6 +1,7 @@
 //! `lsm-demo bench` end to end: db_bench's result lines and histogram
 //! layout, no progress bar when standard output is not a terminal, and
-//! `--json=-` writing the JSON alone to standard output, and `--duration`.
+//! `--json=-` writing the JSON alone to standard output, `--duration` and
+//! `--perf_level`.
 
 use std::process::{Command, Output};
 
@@ -158,4 +159,48 @@ fn duration_runs_the_random_benchmarks_for_a_time_and_not_a_count() {
     assert!(found <= reads && reads > 50, "{line}");
     // fillseq's keys are not random: it keeps its count, as in db_bench.
     assert_eq!(results[2]["ops"], 100, "{}", results[2]);
+}
+
+#[test]
+fn perf_level_adds_the_threads_perf_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let run = |level: &str| {
+        let out = bench(&[
+            "--benchmarks=fillrandom,readrandom",
+            "--num=2000",
+            "--threads=2",
+            level,
+            "--json=-",
+            &db,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON alone");
+        (stderr, v["results"].clone())
+    };
+    let (text, results) = run("--perf_level=3");
+    let (write, read) = (&results[0]["perf_context"], &results[1]["perf_context"]);
+    assert!(
+        write["write_memtable_time"].as_u64().unwrap() > 0,
+        "{write}"
+    );
+    assert!(write["write_wal_time"].as_u64().unwrap() > 0, "{write}");
+    // Both threads' reads, summed.
+    assert_eq!(read["get_from_memtable_count"], 4000, "{read}");
+    assert!(
+        text.contains("  perf context (all threads): write_wal_time = "),
+        "{text}"
+    );
+    // Counts only at 2; nothing by default.
+    let (_, results) = run("--perf_level=2");
+    let read = &results[1]["perf_context"];
+    assert_eq!(read["get_from_memtable_count"], 4000, "{read}");
+    assert_eq!(read["get_from_memtable_time"], 0, "{read}");
+    let (text, results) = run("--perf_level=1");
+    assert!(results[0]["perf_context"].is_null());
+    assert!(!text.contains("perf context"), "{text}");
+    let out = bench(&["--perf_level=6"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--perf_level=6 is above 5"));
 }

@@ -11,6 +11,7 @@ use super::{Shared, State};
 use crate::error::{Error, Result};
 use crate::filename::log_path;
 use crate::memtable::Memtable;
+use crate::perf::{self, PerfMetric};
 use crate::wal::LogWriter;
 use ordered_publish::Closed;
 
@@ -46,7 +47,9 @@ impl Shared {
                     // point hold sequence ranges, so they are let finish.
                     self.bg_cv.notify_all();
                     let waited = Instant::now();
+                    let delayed = perf::Timer::start();
                     self.bg_cv.wait(&mut st);
+                    delayed.stop(PerfMetric::WriteDelayTime);
                     st.bg.stalls.stops += 1;
                     st.bg.stalls.stop_micros += waited.elapsed().as_micros() as u64;
                     continue;
@@ -54,7 +57,9 @@ impl Shared {
                 Room::Slowdown(due) => {
                     let waited = Instant::now();
                     let pause = due.saturating_duration_since(waited);
+                    let delayed = perf::Timer::start();
                     self.bg_cv.wait_for(&mut st, pause);
+                    delayed.stop(PerfMetric::WriteDelayTime);
                     st.bg.stalls.slowdowns += 1;
                     st.bg.stalls.slowdown_micros += waited.elapsed().as_micros() as u64;
                     continue;
@@ -65,10 +70,13 @@ impl Shared {
             // writer holding a range may take the state lock (to report a
             // failed log write) before it finishes the range.
             drop(st);
+            let switching = perf::Timer::start();
             let closed = self.seq.close();
             let st = self.state.lock();
             if let Room::Switch = self.room(&st, no_slowdown)? {
-                return self.switch_memtable(&closed, st);
+                let switched = self.switch_memtable(&closed, st);
+                switching.stop(PerfMetric::WriteSchedulingFlushesCompactionsTime);
+                return switched;
             }
             // Another writer switched meanwhile, or a stall began.
         }

@@ -46,6 +46,7 @@ use crate::filename::log_path;
 use crate::key::MAX_SEQUENCE;
 use crate::memtable::Memtable;
 use crate::options::WriteOptions;
+use crate::perf::{self, PerfMetric};
 use crate::wal::{LogWriter, frame_record};
 
 /// The log file the drainer appends to; behind a mutex that the drainer,
@@ -188,31 +189,14 @@ impl write_group::Commit<SyncItem> for Shared {
         &self,
         members: &mut write_group::GroupMembers<'_, SyncItem>,
     ) -> Result<write_group::Lead<Range<u64>>> {
-        let total: u64 = members.iter().map(|m| m.batch.len() as u64).sum();
-        let batches: Vec<&[u8]> = members.iter().map(|m| m.batch.records()).collect();
-        let range = self.reserve_and_log(total, &batches)?;
-        let target = if self.copies_directly() {
-            // Every record before ours is in the log once the ranges before
-            // ours are published (each is copied before it is finished).
-            self.seq.wait_published(range.start);
-            range.end
-        } else {
-            self.log_queue.taken()
-        };
-        let mut first = range.start;
-        for m in members.iter_mut() {
-            m.first = first;
-            first += m.batch.len() as u64;
-        }
-        if let Err(e) = self.sync_log(range.start, target) {
-            // Nothing was inserted: the range is finished empty.
-            self.seq.finish(range);
-            return Err(e);
-        }
+        // The group's record and its sync.
+        let logging = perf::Timer::start();
+        let logged = self.log_and_sync_group(members);
+        logging.stop(PerfMetric::WriteWalTime);
         // The leader inserts every batch: waking each member to insert its
         // own was slower (fillrandom, 32 sync writers on 2 cores: 59-60 k
         // ops/s against 83-90 k), each wake-up a context switch.
-        Ok(write_group::Lead::serial(range))
+        Ok(write_group::Lead::serial(logged?))
     }
 
     /// Inserts one member's batch (on the leader's thread: `lead` asks for
@@ -239,6 +223,14 @@ impl write_group::Commit<SyncItem> for Shared {
 impl Shared {
     /// Writes `batch` (not empty, its sizes checked): see the module docs.
     pub(super) fn write(&self, batch: &WriteBatch, wo: &WriteOptions) -> Result<()> {
+        let whole = perf::WriteTimer::start();
+        let written = self.write_timed_in_parts(batch, wo);
+        whole.stop();
+        written
+    }
+
+    /// [`Self::write`], less the timer of the whole write.
+    fn write_timed_in_parts(&self, batch: &WriteBatch, wo: &WriteOptions) -> Result<()> {
         self.make_room_for_write(wo.no_slowdown)?;
         if wo.sync {
             return self.write_synced(batch);
@@ -249,7 +241,10 @@ impl Shared {
             // the range skipped once it is finished (see `drain_log`).
             self.reserve(count)?
         } else {
-            self.reserve_and_log(count, &[batch.records()])?
+            let logging = perf::Timer::start();
+            let logged = self.reserve_and_log(count, &[batch.records()]);
+            logging.stop(PerfMetric::WriteWalTime);
+            logged?
         };
         if let Err(e) = self.check_logged(range.start) {
             self.seq.finish(range);
@@ -282,14 +277,14 @@ impl Shared {
             // recovery keeps ours only once theirs are in: wait for them
             // (each finishes its range once its record is written, before
             // its insert).
-            self.seq.wait_published(range.end);
+            self.wait_published(range.end);
             return self.check_logged(range.start);
         }
         self.insert(mem, range.start, batch, wo);
         self.seq.finish(range.clone());
         // An earlier write may still be inserting: visible means everything
         // up to ours is.
-        self.seq.wait_published(range.end);
+        self.wait_published(range.end);
         if wo.disable_wal {
             return Ok(());
         }
@@ -386,19 +381,61 @@ impl Shared {
             batch: batch.clone(),
             first: 0,
         };
-        self.group
-            .write_in_place(self, &mut item)
-            .map_err(|e| match e {
-                write_group::WriteError::Group(e) => e,
-                write_group::WriteError::Stalled => Error::WriteStall,
-                write_group::WriteError::LeaderPanicked => Error::Aborted(
-                    "the sync group's leader panicked; the write was not applied".into(),
-                ),
-            })?;
+        // A leader's logging and inserts for the group are its own parts;
+        // the rest is waiting for the group.
+        let in_group = perf::WaitTimer::start();
+        let done = self.group.write_in_place(self, &mut item);
+        in_group.stop();
+        done.map_err(|e| match e {
+            write_group::WriteError::Group(e) => e,
+            write_group::WriteError::Stalled => Error::WriteStall,
+            write_group::WriteError::LeaderPanicked => {
+                Error::Aborted("the sync group's leader panicked; the write was not applied".into())
+            }
+        })?;
         // Earlier writes may still be inserting: visible means everything
         // up to ours is.
-        self.seq.wait_published(item.first + batch.len() as u64);
+        self.wait_published(item.first + batch.len() as u64);
         Ok(())
+    }
+
+    /// Waits until every write numbered below `end` is visible, timed as
+    /// a wait for other writers.
+    fn wait_published(&self, end: u64) {
+        let waiting = perf::Timer::start();
+        self.seq.wait_published(end);
+        waiting.stop(PerfMetric::WriteThreadWaitNanos);
+    }
+
+    /// Numbers a sync group's batches with one reservation, logs them as
+    /// one record and syncs the log; tells each member its first number.
+    /// Returns the group's range.
+    fn log_and_sync_group(
+        &self,
+        members: &mut write_group::GroupMembers<'_, SyncItem>,
+    ) -> Result<Range<u64>> {
+        let total: u64 = members.iter().map(|m| m.batch.len() as u64).sum();
+        let batches: Vec<&[u8]> = members.iter().map(|m| m.batch.records()).collect();
+        let range = self.reserve_and_log(total, &batches)?;
+        let target = if self.copies_directly() {
+            // Every record before ours is in the log once the ranges before
+            // ours are published (each is copied before it is finished).
+            self.seq.wait_published(range.start);
+            range.end
+        } else {
+            self.log_queue.taken()
+        };
+        let mut first = range.start;
+        for m in members.iter_mut() {
+            m.first = first;
+            first += m.batch.len() as u64;
+        }
+        if let Err(e) = self.sync_log(range.start, target) {
+            // Nothing was inserted: the range is finished empty.
+            self.seq.finish(range);
+            return Err(e);
+        }
+        Ok(range)
     }
 
     /// Syncs the log for a group whose record starts at `start`, once its
@@ -437,12 +474,14 @@ impl Shared {
     }
 
     fn insert(&self, mem: &Memtable, first: u64, batch: &WriteBatch, wo: &WriteOptions) {
+        let inserting = perf::Timer::start();
         if self.opts.allow_concurrent_memtable_write {
             mem.insert_batch(first, batch, true);
         } else {
             let _serial = self.insert_lock.lock();
             mem.insert_batch(first, batch, false);
         }
+        inserting.stop(PerfMetric::WriteMemtableTime);
         if wo.disable_wal && !mem.has_unlogged.load(Ordering::Relaxed) {
             // Relaxed: read on drop, after every write has returned. Stored
             // once, so the line stays shared among writers.

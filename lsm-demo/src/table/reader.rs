@@ -10,6 +10,7 @@ use super::{
 };
 use crate::bloom::BloomFilter;
 use crate::env::{FileSystem, RandomAccessFile};
+use crate::perf::{self, PerfMetric};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -97,12 +98,15 @@ pub(super) fn read_block(
         return Err(corrupt("block handle points past the end of its region"));
     }
     let len = usize::try_from(handle.size + TRAILER_LEN).map_err(|_| corrupt("block too large"))?;
+    let timer = perf::Timer::start();
     let mut buf = vec![0u8; len];
     file.read_exact_at(handle.offset, &mut buf)
         .map_err(|source| TableError::Io {
             offset: handle.offset,
             source,
         })?;
+    perf::count(PerfMetric::BlockReadCount, 1);
+    perf::count(PerfMetric::BlockReadByte, len as u64);
     let contents_len = len - TRAILER_LEN as usize;
     let stored = read_u32_le(&buf, contents_len + 1).unwrap_or_default();
     let computed = masked_crc(&[&buf[..contents_len + 1]]);
@@ -118,6 +122,7 @@ pub(super) fn read_block(
         return Err(corrupt("handle points at a block of another kind"));
     }
     buf.truncate(contents_len);
+    timer.stop(PerfMetric::BlockReadTime);
     Ok(buf)
 }
 
@@ -353,6 +358,12 @@ impl Table {
     #[inline]
     pub fn may_contain(&self, filter_key: &[u8]) -> bool {
         self.filter.is_empty() || BloomFilter::may_contain(&self.filter, filter_key)
+    }
+
+    /// Whether the table has a bloom filter (a table built with
+    /// `bloom_bits_per_key` 0 has none, and lets every key in).
+    pub(crate) fn has_filter(&self) -> bool {
+        !self.filter.is_empty()
     }
 
     /// [`Self::may_contain`] for a filter key given by its

@@ -64,6 +64,12 @@ pub struct BenchArgs {
     /// instead of `multi_get`.
     #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub multiread_batched: bool,
+    /// How much each thread measures of where its operations' time goes
+    /// (RocksDB 7.8.3's PerfLevel): 0 or 1 nothing, 2 counts, 3 to 5 counts
+    /// and times. From 2, the threads' counters, summed, follow the result
+    /// (`perf context:`; `perf_context` in --json).
+    #[arg(long, default_value_t = 1)]
+    pub perf_level: u8,
     /// Print a histogram of the operations' times, in db_bench's layout.
     #[arg(long, default_value = "false", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub histogram: bool,
@@ -180,7 +186,6 @@ pub const ROCKSDB_ONLY_FLAGS: &[&str] = &[
     "keys_per_prefix",
     "prefix_size",
     "key_id_range",
-    "perf_level",
     "stats_interval",
     "report_interval_seconds",
 ];
@@ -233,6 +238,12 @@ pub(super) fn check_args(args: &BenchArgs) -> Result<(), Error> {
         return Err(Error::usage(format!(
             "--batch_size={} of {}-byte keys and {}-byte values makes batches above 1 GiB",
             args.batch_size, args.key_size, args.value_size
+        )));
+    }
+    if args.perf_level > 5 {
+        return Err(Error::usage(format!(
+            "--perf_level={} is above 5 (RocksDB 7.8.3's kEnableTime)",
+            args.perf_level
         )));
     }
     if args.ops_between_duration_checks == 0 {

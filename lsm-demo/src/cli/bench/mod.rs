@@ -173,6 +173,12 @@ pub fn run(args: BenchArgs, default_suite: bool) -> Result<Vec<BenchResult>, Err
                 w.spun, w.yielded, w.slept, w.retried
             ));
         }
+        if let Some(perf) = &r.perf_context {
+            out.line(format_args!(
+                "  perf context (all threads): {}",
+                perf.report()
+            ));
+        }
         if let Some((waits, timeouts)) = r.gather_waits {
             out.line(format_args!(
                 "  group commit wait: {waits} leaders waited for more writers, {timeouts} until the window ended"

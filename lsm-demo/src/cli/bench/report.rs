@@ -135,6 +135,9 @@ pub struct BenchResult {
     pub gather_waits: Option<(u64, u64)>,
     /// Memtable bytes per entry in the mutable memtable at the end.
     pub memtable_bytes_per_entry: Option<f64>,
+    /// With `--perf_level` 2 or more: the perf counters of the threads in
+    /// the result, summed.
+    pub perf_context: Option<PerfCounts>,
     /// The tree at the end, with compaction counters and the write
     /// amplification since the database was opened (write benchmarks).
     pub levels: Option<crate::cli::levels::LevelReport>,
@@ -178,6 +181,41 @@ impl SequencerWaits {
             slept: a.sleeps - b.sleeps,
             retried: after.sequencer_retries - before.sequencer_retries,
         }
+    }
+}
+
+/// Perf counters by RocksDB's names (`lsm_demo::perf`), in the order of
+/// `PerfMetric::ALL`; a JSON object.
+#[derive(Debug, Clone)]
+pub struct PerfCounts(Vec<(&'static str, u64)>);
+
+impl PerfCounts {
+    /// The counts `values`, given in the order of `PerfMetric::ALL`.
+    pub(super) fn new(values: &[u64]) -> PerfCounts {
+        let names = lsm_demo::perf::PerfMetric::ALL.map(|m| m.name());
+        PerfCounts(names.into_iter().zip(values.iter().copied()).collect())
+    }
+
+    /// `name = value` for those not zero, as RocksDB's report.
+    pub fn report(&self) -> String {
+        let set: Vec<String> = self
+            .0
+            .iter()
+            .filter(|(_, v)| *v > 0)
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect();
+        set.join(", ")
+    }
+}
+
+impl Serialize for PerfCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
     }
 }
 
@@ -276,6 +314,7 @@ mod tests {
             sequencer_waits: None,
             gather_waits: None,
             memtable_bytes_per_entry: None,
+            perf_context: None,
             levels: None,
         };
         assert_eq!(

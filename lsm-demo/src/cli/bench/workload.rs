@@ -12,13 +12,14 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
+use lsm_demo::perf::{PerfContext, PerfMetric, PerfStatsLevel, set_perf_stats};
 use lsm_demo::{DB, IteratorMode, WriteBatch, WriteOptions};
 
 use super::flags::BenchArgs;
 use super::latency::{Latencies, Op, Recorder};
 use super::progress::{self, Ticker};
 use super::random::{Mt64, Values, key_stream};
-use super::report::{BenchResult, SequencerWaits, WaitOutcomes};
+use super::report::{BenchResult, PerfCounts, SequencerWaits, WaitOutcomes};
 use super::steps::Steps;
 use super::{Config, Row};
 use crate::cli::Error;
@@ -211,6 +212,21 @@ struct Outcome {
     /// readwhilewriting's writer: left out of the result, as in db_bench.
     excluded: bool,
     latencies: Latencies,
+    /// With `--perf_level` 2 or more: the thread's perf counters, in the
+    /// order of `PerfMetric::ALL`.
+    perf: Option<[u64; PerfMetric::ALL.len()]>,
+}
+
+/// `--perf_level`'s number (RocksDB 7.8.3's `PerfLevel`) as a level; `None`
+/// for one that measures nothing.
+fn perf_level(n: u8) -> Option<PerfStatsLevel> {
+    Some(match n {
+        2 => PerfStatsLevel::EnableCount,
+        3 => PerfStatsLevel::EnableTimeExceptForMutex,
+        4 => PerfStatsLevel::EnableTimeAndCPUTimeExceptForMutex,
+        5 => PerfStatsLevel::EnableTime,
+        _ => return None,
+    })
 }
 
 /// One thread's state while it runs.
@@ -541,7 +557,14 @@ pub(super) fn run_with_bar(
                     written: 0,
                     message: String::new(),
                 };
+                let perf = perf_level(a.perf_level);
+                if let Some(level) = perf {
+                    set_perf_stats(level);
+                }
                 barrier.wait();
+                if perf.is_some() {
+                    PerfContext::default().reset();
+                }
                 let start = Instant::now();
                 me.steps = plan.steps(w, a, start);
                 me.recorder.start();
@@ -562,6 +585,11 @@ pub(super) fn run_with_bar(
                     Workload::DeleteRandom => me.delete_random(),
                 };
                 let end = Instant::now();
+                let perf = perf.map(|_| {
+                    let ctx = PerfContext::default();
+                    set_perf_stats(PerfStatsLevel::Disable);
+                    PerfMetric::ALL.map(|m| ctx.metric(m))
+                });
                 if !writer {
                     // Relaxed: the writer only stops on it; the counts are
                     // handed over through the scope's join.
@@ -581,6 +609,7 @@ pub(super) fn run_with_bar(
                     message: me.message,
                     excluded: writer,
                     latencies: me.recorder.into_latencies(),
+                    perf,
                 });
             });
         }
@@ -624,6 +653,7 @@ fn merge(
     let mut threads_timed = 0usize;
     let mut message = String::new();
     let mut latencies = Latencies::default();
+    let mut perf = None::<[u64; PerfMetric::ALL.len()]>;
     for o in outcomes {
         written += o.written;
         if o.excluded {
@@ -641,6 +671,12 @@ fn merge(
             message = o.message;
         }
         latencies.merge(o.latencies);
+        if let Some(counts) = o.perf {
+            let sum = perf.get_or_insert([0; PerfMetric::ALL.len()]);
+            for (s, c) in sum.iter_mut().zip(counts) {
+                *s += c;
+            }
+        }
     }
     let wall = match (first_start, last_end) {
         (Some(s), Some(e)) => e - s,
@@ -703,6 +739,7 @@ fn merge(
         }),
         memtable_bytes_per_entry: (w.is_write() && after.memtable_entries > 0)
             .then(|| after.memtable_bytes as f64 / after.memtable_entries as f64),
+        perf_context: perf.map(|sum| PerfCounts::new(&sum)),
         levels: None,
     }
 }
