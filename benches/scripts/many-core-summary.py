@@ -9,8 +9,11 @@ many-core.sh writes one part per run, headed `== NAME (at N s)`, with
 `lsm-demo bench`'s (or db_bench's) result line and, for ours, the lines
 under it: how long all threads ran together (`threads: the first done at
 X s of Y s`), how the writers' waits for one another ended and how often
-their reservations lost a race (`sequencer waits: ...`). The targets: 16 threads at 8x one without the
-log and 5x with it unsynced, and 1.5x RocksDB's db_bench at 16 threads.
+their reservations lost a race (`sequencer waits: ...`), and for the runs
+with `--perf_level`, named `engine perf, ...`, where the writes' time went
+(`perf context (all threads): ...`, shown per write). The targets: 16
+threads at 8x one without the log and 5x with it unsynced, and 1.5x
+RocksDB's db_bench at 16 threads.
 Prints Markdown, for the results file. `bash .ci/run lint` checks it
 against testdata/many-core (regenerate engine-summary.md there when the
 output is meant to change).
@@ -21,7 +24,8 @@ import sys
 from collections import defaultdict
 
 PART = re.compile(r"^== (?P<name>.+?) \(at \d+ s\)$")
-RESULT = re.compile(r"^fillrandom\s+:.*?(?P<rate>\d+) ops/sec")
+RESULT = re.compile(r"^fillrandom\s+:.*?(?P<rate>\d+) ops/sec .*? (?P<ops>\d+) operations")
+PERF = re.compile(r"perf context \(all threads\): (?P<counts>.*)$")
 FIRST_DONE = re.compile(r"threads: the first done at (?P<first>[\d.]+) s of (?P<all>[\d.]+) s")
 WAITS = re.compile(
     r"sequencer waits: (?P<spun>\d+) ended spinning, (?P<yielded>\d+) yielding, (?P<slept>\d+) asleep"
@@ -56,6 +60,11 @@ def parse(lines):
         result = RESULT.match(line)
         if result and "rate" not in current:
             current["rate"] = int(result.group("rate"))
+            current["ops"] = int(result.group("ops"))
+        perf = PERF.search(line)
+        if perf:
+            pairs = (p.split(" = ") for p in perf.group("counts").split(", ") if " = " in p)
+            current["perf"] = {name: int(value) for name, value in pairs}
         done = FIRST_DONE.search(line)
         if done:
             current["together"] = float(done.group("first")) / float(done.group("all"))
@@ -81,6 +90,46 @@ def label(config):
     return LABELS.get(config, config)
 
 
+def timed(config):
+    """Runs with the perf context on: slowed by their clock readings."""
+    return config.startswith("perf, ")
+
+
+# The perf context's parts of a write, as the table shows them; "others"
+# is the time waiting for other writers, "rest" what else the
+# pre-and-post time holds (reserving without the log, finishing).
+PARTS = [
+    ("log", "write_wal_time"),
+    ("memtable", "write_memtable_time"),
+    ("others", "write_thread_wait_nanos"),
+    ("stalls", "write_delay_time"),
+    ("switches", "write_scheduling_flushes_compactions_time"),
+]
+
+
+def perf_table(runs):
+    rows = []
+    for config in sorted(runs):
+        for threads, run in sorted(runs[config].items()):
+            perf, ops = run.get("perf"), run.get("ops")
+            if not perf or not ops:
+                continue
+            cells = [perf.get(name, 0) / ops for _, name in PARTS]
+            rest = perf.get("write_pre_and_post_process_time", 0) - perf.get("write_thread_wait_nanos", 0)
+            cells.append(max(rest, 0) / ops)
+            rows.append(f"| {config[len('perf, '):]} | {threads} | " + " | ".join(f"{c:,.0f}" for c in cells) + " |")
+    if not rows:
+        return []
+    heads = [head for head, _ in PARTS] + ["rest"]
+    return [
+        "",
+        "Where the writers' time went, in nanoseconds per write (the perf context, whose clock readings slow these runs):",
+        "",
+        "| ours | threads | " + " | ".join(heads) + " |",
+        "|---|---:|" + "---:|" * len(heads),
+    ] + rows
+
+
 def rate(runs, config, threads):
     return runs.get(config, {}).get(threads, {}).get("rate")
 
@@ -91,11 +140,11 @@ def ratio(a, b):
 
 def summary(runs):
     out = []
-    counts = sorted({t for by in runs.values() for t in by})
+    counts = sorted({t for c, by in runs.items() if not timed(c) for t in by})
     names = [f"{t} thread" if t == 1 else f"{t} threads" for t in counts]
     out.append("| configuration | " + " | ".join(names) + " | most / 1 |")
     out.append("|---|" + "---:|" * (len(counts) + 1))
-    for config in sorted(runs):
+    for config in sorted(c for c in runs if not timed(c)):
         by = runs[config]
         cells = [f"{by[t]['rate']:,}" if t in by and "rate" in by[t] else "" for t in counts]
         most = max((t for t in by if "rate" in by[t]), default=None)
@@ -122,7 +171,7 @@ def summary(runs):
         "| ours | threads | all threads together | waits that ended spinning, yielding, asleep | reservations retried |"
     )
     out.append("|---|---:|---:|---|---:|")
-    for config in sorted(runs):
+    for config in sorted(c for c in runs if not timed(c)):
         for threads, run in sorted(runs[config].items()):
             if "together" not in run and "waits" not in run:
                 continue
@@ -131,6 +180,7 @@ def summary(runs):
             waited = f"{waits['spun']:,}, {waits['yielded']:,}, {waits['slept']:,}" if waits else ""
             retried = f"{waits['retried']:,}" if waits and "retried" in waits else ""
             out.append(f"| {label(config)} | {threads} | {together} | {waited} | {retried} |")
+    out.extend(perf_table(runs))
     return "\n".join(out)
 
 

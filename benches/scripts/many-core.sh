@@ -122,6 +122,17 @@ quick() { timeout "$1" "$bin/$2" --bench --quick --noplot "${@:3}" 2>&1; }
         timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 200000 \
             --threads "$threads" --disable_wal --quiet
     done
+    # Where a write's time goes (the perf context: its log, memtable insert,
+    # waits for the writes before it, the rest), at 1 and 16 threads. The
+    # clock readings slow these runs; their rates are not the ones above.
+    for threads in 1 16; do
+        part "engine perf, no WAL $threads threads"
+        timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 200000 \
+            --threads "$threads" --disable_wal --perf_level=3 --quiet
+        part "engine perf, log $threads threads"
+        timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 200000 \
+            --threads "$threads" --perf_level=3 --quiet
+    done
     for threads in 4 16 64; do
         part "engine sync $threads threads"
         timeout 60 "$bin/lsm-demo" bench --benchmarks fillrandom --num 300 --sync \
