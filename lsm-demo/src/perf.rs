@@ -307,41 +307,25 @@ impl Mark {
     }
 }
 
-/// Times a whole write: what its parts did not take goes to
-/// `WritePreAndPostProcessTime`.
+/// Times a span of a write less what the write parts took in it, on this
+/// thread: a whole write (the rest goes to `WritePreAndPostProcessTime`),
+/// or a wait for other writers that may hold work of the thread's own (a
+/// sync group's leader writes, syncs and inserts for the group; the rest
+/// goes to `WriteThreadWaitNanos`).
 #[derive(Debug)]
-pub(crate) struct WriteTimer(Option<Mark>);
+pub(crate) struct OutsidePartsTimer(Option<Mark>);
 
-impl WriteTimer {
+impl OutsidePartsTimer {
     #[inline]
-    pub(crate) fn start() -> WriteTimer {
-        WriteTimer(Mark::now())
+    pub(crate) fn start() -> OutsidePartsTimer {
+        OutsidePartsTimer(Mark::now())
     }
 
+    /// Adds the span's time outside the write parts to `m`.
     #[inline]
-    pub(crate) fn stop(self) {
+    pub(crate) fn stop(self, m: PerfMetric) {
         if let Some(mark) = self.0 {
-            add(PerfMetric::WritePreAndPostProcessTime, mark.outside_parts());
-        }
-    }
-}
-
-/// Times a wait for other writers that may hold work of the thread's own
-/// (a sync group's leader writes, syncs and inserts for the group): what
-/// the write parts did not take goes to `WriteThreadWaitNanos`.
-#[derive(Debug)]
-pub(crate) struct WaitTimer(Option<Mark>);
-
-impl WaitTimer {
-    #[inline]
-    pub(crate) fn start() -> WaitTimer {
-        WaitTimer(Mark::now())
-    }
-
-    #[inline]
-    pub(crate) fn stop(self) {
-        if let Some(mark) = self.0 {
-            add(PerfMetric::WriteThreadWaitNanos, mark.outside_parts());
+            add(m, mark.outside_parts());
         }
     }
 }

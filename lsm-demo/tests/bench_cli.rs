@@ -13,6 +13,16 @@ fn bench(args: &[&str]) -> Output {
         .expect("running lsm-demo")
 }
 
+/// A successful run with `--json=-` among `args`: its text (on standard
+/// error) and its results.
+fn bench_json(args: &[&str]) -> (String, serde_json::Value) {
+    let out = bench(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON alone");
+    (stderr, v)
+}
+
 #[test]
 fn result_lines_and_histograms_are_db_bench_s() {
     let dir = tempfile::tempdir().unwrap();
@@ -74,7 +84,7 @@ fn result_lines_and_histograms_are_db_bench_s() {
 fn json_dash_is_standard_output() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("--db={}", dir.path().join("db").display());
-    let out = bench(&[
+    let (stderr, v) = bench_json(&[
         "--benchmarks=fillseq,seekrandom",
         "--num=500",
         "--seek_nexts=2",
@@ -82,11 +92,8 @@ fn json_dash_is_standard_output() {
         "--histogram=1",
         &db,
     ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
     // The text went to standard error; standard output is the JSON alone.
     assert!(stderr.contains("seekrandom   : "), "{stderr}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON alone");
     let seed = v["seed"].as_u64().unwrap();
     assert!(stderr.contains(&format!("Set seed to {seed} because --seed was 0")));
     assert_eq!(v["settings"]["seek_nexts"], 2);
@@ -100,17 +107,15 @@ fn runs_of_several_threads_say_when_the_first_thread_was_done() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("--db={}", dir.path().join("db").display());
     let run = |threads: &str| {
-        let out = bench(&[
+        let args = [
             "--benchmarks=fillrandom",
             "--num=2000",
             threads,
             "--json=-",
             &db,
-        ]);
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{stderr}");
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON alone");
-        (stderr, v["results"][0].clone())
+        ];
+        let (text, v) = bench_json(&args);
+        (text, v["results"][0].clone())
     };
     let (text, result) = run("--threads=3");
     let (first, all) = (
@@ -129,7 +134,7 @@ fn runs_of_several_threads_say_when_the_first_thread_was_done() {
 #[test]
 fn duration_runs_the_random_benchmarks_for_a_time_and_not_a_count() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bench(&[
+    let (stderr, v) = bench_json(&[
         "--benchmarks=fillrandom,readrandom,fillseq",
         "--num=50",
         "--threads=2",
@@ -138,9 +143,6 @@ fn duration_runs_the_random_benchmarks_for_a_time_and_not_a_count() {
         "--json=-",
         &format!("--db={}", dir.path().join("db").display()),
     ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON alone");
     assert_eq!(v["settings"]["duration"], 1);
     let results = v["results"].as_array().unwrap();
     for r in &results[..2] {
@@ -166,18 +168,16 @@ fn perf_level_adds_the_threads_perf_counters() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("--db={}", dir.path().join("db").display());
     let run = |level: &str| {
-        let out = bench(&[
+        let args = [
             "--benchmarks=fillrandom,readrandom",
             "--num=2000",
             "--threads=2",
             level,
             "--json=-",
             &db,
-        ]);
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{stderr}");
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON alone");
-        (stderr, v["results"].clone())
+        ];
+        let (text, v) = bench_json(&args);
+        (text, v["results"].clone())
     };
     let (text, results) = run("--perf_level=3");
     let (write, read) = (&results[0]["perf_context"], &results[1]["perf_context"]);

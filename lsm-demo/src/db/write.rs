@@ -223,9 +223,9 @@ impl write_group::Commit<SyncItem> for Shared {
 impl Shared {
     /// Writes `batch` (not empty, its sizes checked): see the module docs.
     pub(super) fn write(&self, batch: &WriteBatch, wo: &WriteOptions) -> Result<()> {
-        let whole = perf::WriteTimer::start();
+        let whole = perf::OutsidePartsTimer::start();
         let written = self.write_timed_in_parts(batch, wo);
-        whole.stop();
+        whole.stop(PerfMetric::WritePreAndPostProcessTime);
         written
     }
 
@@ -383,9 +383,9 @@ impl Shared {
         };
         // A leader's logging and inserts for the group are its own parts;
         // the rest is waiting for the group.
-        let in_group = perf::WaitTimer::start();
+        let in_group = perf::OutsidePartsTimer::start();
         let done = self.group.write_in_place(self, &mut item);
-        in_group.stop();
+        in_group.stop(PerfMetric::WriteThreadWaitNanos);
         done.map_err(|e| match e {
             write_group::WriteError::Group(e) => e,
             write_group::WriteError::Stalled => Error::WriteStall,
