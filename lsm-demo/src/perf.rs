@@ -9,7 +9,9 @@
 //! hundred nanoseconds feels: measure with times on to learn where the
 //! time goes, not how much there is.
 //!
-//! What is measured ([`PerfMetric`] lists each with its level):
+//! What is measured ([`PerfMetric`] lists each; counts from
+//! [`PerfStatsLevel::EnableCount`] on, times from
+//! [`PerfStatsLevel::EnableTimeExceptForMutex`] on):
 //!
 //! - a write: its log record ([`WriteWalTime`](PerfMetric::WriteWalTime):
 //!   the reservation of its sequence numbers and bytes, the record's
