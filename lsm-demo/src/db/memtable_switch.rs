@@ -15,6 +15,17 @@ use crate::perf::{self, PerfMetric};
 use crate::wal::LogWriter;
 use ordered_publish::Closed;
 
+/// The claim on the switch of a full memtable (see `prepare_switch`),
+/// given back when dropped.
+struct SwitchClaim<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for SwitchClaim<'_> {
+    fn drop(&mut self) {
+        // Release: pairs with the next claimer's Acquire.
+        self.0.store(false, Ordering::Release);
+    }
+}
+
 /// What a writer must do before it writes (see `make_room_for_write`).
 enum Room {
     /// The mutable memtable has room.
@@ -34,8 +45,12 @@ impl Shared {
     /// slowed down or stopped while compaction or flushes fall behind.
     pub(super) fn make_room_for_write(&self, no_slowdown: bool) -> Result<()> {
         loop {
-            // Relaxed: a hint writers set; what follows re-checks.
-            if !self.memtable_full.load(Ordering::Relaxed) {
+            // Relaxed, both: hints; what follows re-checks. While another
+            // writer prepares the switch, this one writes on into the full
+            // memtable (which overshoots by those few milliseconds' writes).
+            if !self.memtable_full.load(Ordering::Relaxed)
+                || self.switch_claimed.load(Ordering::Relaxed)
+            {
                 return Ok(());
             }
             let mut st = self.state.lock();
@@ -70,6 +85,9 @@ impl Shared {
             // writer holding a range may take the state lock (to report a
             // failed log write) before it finishes the range.
             drop(st);
+            let Some(_claim) = self.prepare_switch()? else {
+                return Ok(());
+            };
             let switching = perf::Timer::start();
             let closed = self.seq.close();
             let st = self.state.lock();
@@ -80,6 +98,39 @@ impl Shared {
             }
             // Another writer switched meanwhile, or a stall began.
         }
+    }
+
+    /// Claims the switch of the full memtable and, before the switch holds
+    /// every writer, syncs what the current log holds so far while the
+    /// others write on: the switch's own syncs then find little left to
+    /// write. `None` when another writer holds the claim. A failed sync
+    /// fails the log, as a sync group's does.
+    fn prepare_switch(&self) -> Result<Option<SwitchClaim<'_>>> {
+        // Acquire: the previous claimer's switch (Release below) happens
+        // before this one's.
+        if self.switch_claimed.swap(true, Ordering::Acquire) {
+            return Ok(None);
+        }
+        let claim = SwitchClaim(&self.switch_claimed);
+        self.check_bg_error()?;
+        let (syncer, number) = {
+            let log = self.log.lock();
+            (log.syncer.clone(), log.number)
+        };
+        if let Some(syncer) = syncer {
+            // What the log holds after a failed sync is unknown: no write
+            // in flight now or later may count on its record.
+            let from = self.seq.published();
+            if let Err(e) = syncer.sync() {
+                let err = Error::io(
+                    format!("syncing {}", log_path(&self.dir, number).display()),
+                    e,
+                );
+                self.fail_log_from(self.log.lock(), from, err.clone());
+                return Err(err);
+            }
+        }
+        Ok(Some(claim))
     }
 
     /// What a writer must do before it writes, as `st` stands.
@@ -252,6 +303,10 @@ impl Shared {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering::Relaxed;
+
+    use crate::env::{FaultInjectionFs, FaultOp};
     use crate::{DB, Options};
 
     /// Opens (creating it) a database in `dir` whose memtables hold
@@ -327,6 +382,64 @@ mod tests {
         assert!(stats.memtable_pool_bytes <= target);
         assert_eq!(stats.immutable_memtables, 0);
         assert_eq!(stats.level_files.iter().sum::<usize>(), 0, "no flush yet");
+    }
+
+    /// Puts keys from `from` on until a writer found the memtable full;
+    /// returns the next key.
+    fn fill_until_full(db: &DB, from: u32) -> u32 {
+        let mut i = from;
+        // Relaxed: the test's own thread set it, in a put.
+        while !db.shared.memtable_full.load(Relaxed) {
+            put(db, i);
+            i += 1;
+        }
+        i
+    }
+
+    /// The log number of the mutable memtable.
+    fn memtable_log(db: &DB) -> u64 {
+        db.shared.state.lock().version.mem.log_number
+    }
+
+    /// While one writer prepares the switch of the full memtable, the
+    /// others write on into it; the next writer after it switches.
+    #[test]
+    fn writers_write_on_while_another_prepares_the_switch() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, db) = open(dir.path(), 64 << 10);
+        let next = fill_until_full(&db, 0);
+        let log = memtable_log(&db);
+        // Relaxed: no other thread; as if a writer held the claim.
+        db.shared.switch_claimed.store(true, Relaxed);
+        (next..next + 200).for_each(|i| put(&db, i));
+        assert_eq!(memtable_log(&db), log, "no switch while it is claimed");
+        // Relaxed: as above.
+        db.shared.switch_claimed.store(false, Relaxed);
+        put(&db, next + 200);
+        assert_ne!(memtable_log(&db), log, "the next writer switched");
+        for i in (0..next + 201).step_by(37) {
+            assert!(db.get(format!("key-{i:08}")).unwrap().is_some(), "{i}");
+        }
+    }
+
+    /// The sync that prepares a switch fails the log as a sync group's
+    /// does: the writer that made it, and every write after it, fail, and
+    /// the switch never starts (no new log's name is synced).
+    #[test]
+    fn a_failed_sync_before_a_switch_fails_the_log() {
+        let fs = FaultInjectionFs::new();
+        let mut o = Options::default();
+        o.create_if_missing(true).set_write_buffer_size(64 << 10);
+        let db = DB::open_with_fs(&o, "/db", Arc::new(fs.clone())).unwrap();
+        let next = fill_until_full(&db, 0);
+        let dir_syncs = fs.calls(FaultOp::SyncDir);
+        fs.fail_next(FaultOp::Sync, 1);
+        let err = db.put(format!("key-{next:08}"), b"v").unwrap_err();
+        assert!(err.to_string().contains("injected fault: Sync"), "{err}");
+        assert_eq!(fs.calls(FaultOp::SyncDir), dir_syncs, "no switch began");
+        assert!(db.put(b"later", b"v").is_err(), "the log is failed");
+        // Relaxed: the failing writer gave the claim back in this thread.
+        assert!(!db.shared.switch_claimed.load(Relaxed));
     }
 
     /// The memtables that recovery replays the logs into leave their blocks

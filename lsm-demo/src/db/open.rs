@@ -166,6 +166,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
             current_mem: AtomicPtr::new(Arc::as_ptr(&version.mem).cast_mut()),
             block_pool,
             memtable_full: AtomicBool::new(false),
+            switch_claimed: AtomicBool::new(false),
             warm_wanted: AtomicBool::new(false),
             insert_lock: Mutex::new(()),
             state: Mutex::new(State {

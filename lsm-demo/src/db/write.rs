@@ -335,7 +335,7 @@ impl Shared {
     /// record may follow. Its writer is dropped, which refuses writes until
     /// `resume` retires the log, and writes at or past `from` fail. The
     /// first failure sets the background error.
-    fn fail_log_from(&self, mut log: MutexGuard<'_, LogFile>, from: u64, e: Error) {
+    pub(super) fn fail_log_from(&self, mut log: MutexGuard<'_, LogFile>, from: u64, e: Error) {
         let first_failure = log.writer.take().is_some();
         drop(log);
         // Release: the waiters' Acquire sees it with the position.
