@@ -597,8 +597,16 @@ impl Shared {
             && self.block_pool.held_bytes() < low
             && !self.warm_wanted.swap(true, Ordering::Relaxed)
         {
-            let _st = self.state.lock();
-            self.bg_cv.notify_all();
+            // Never waited for: a memtable switch holds the state lock while
+            // it waits for `unordered_write` inserts, this one maybe among
+            // them. When the lock is busy the request is withdrawn, and a
+            // check after the next writes asks again. Relaxed: as above.
+            match self.state.try_lock() {
+                Some(_st) => {
+                    self.bg_cv.notify_all();
+                }
+                None => self.warm_wanted.store(false, Ordering::Relaxed),
+            }
         }
     }
 

@@ -401,3 +401,34 @@ fn writeback_covers_the_log_once_in_order() {
     }
     assert_eq!(*started.0.lock().unwrap(), [0..100, 100..600, 600..700]);
 }
+
+/// A writer that finds the block pool low asks the flush thread to warm
+/// it without waiting for the state lock: a memtable switch holds that lock
+/// while it waits for `unordered_write` inserts, and an insert that waited
+/// for it would never end. With the lock held elsewhere, the request is
+/// withdrawn, to be made again at a later check.
+#[test]
+fn a_warm_request_never_waits_for_the_state_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true).set_unordered_write(true);
+    let db = DB::open(&o, dir.path()).unwrap();
+    // Relaxed, here and below: the writer thread is joined before the
+    // last load, and nothing else sets it while the test holds the lock.
+    db.shared.warm_wanted.store(false, Ordering::Relaxed);
+    assert_eq!(db.shared.block_pool.held_bytes(), 0, "the pool is low");
+    let (done, written) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let held = db.shared.state.lock();
+        s.spawn(|| {
+            // Past the 64 KiB after which a writer checks the sizes.
+            db.put(b"big", vec![7u8; 80 << 10]).unwrap();
+            done.send(()).unwrap();
+        });
+        let waited = written.recv_timeout(Duration::from_secs(20));
+        drop(held);
+        assert!(waited.is_ok(), "the write waited for the state lock");
+    });
+    assert!(!db.shared.warm_wanted.load(Ordering::Relaxed), "withdrawn");
+    assert_eq!(db.get(b"big").unwrap().map(|v| v.len()), Some(80 << 10));
+}
