@@ -85,10 +85,11 @@ impl Shared {
             // writer holding a range may take the state lock (to report a
             // failed log write) before it finishes the range.
             drop(st);
+            // The preparation is part of this writer's switch.
+            let switching = perf::Timer::start();
             let Some(_claim) = self.prepare_switch()? else {
                 return Ok(());
             };
-            let switching = perf::Timer::start();
             let closed = self.seq.close();
             let st = self.state.lock();
             if let Room::Switch = self.room(&st, no_slowdown)? {
