@@ -403,3 +403,17 @@ impl PerfContext {
         value(id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each metric's counter is the one at its place in `ALL`, so that
+    /// every metric has a counter and reports come in `ALL`'s order.
+    #[test]
+    fn every_metric_has_its_own_counter() {
+        for (i, m) in PerfMetric::ALL.iter().enumerate() {
+            assert_eq!(m.index(), i, "{m:?}");
+        }
+    }
+}

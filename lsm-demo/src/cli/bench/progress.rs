@@ -35,18 +35,18 @@ pub(super) fn visible(quiet: bool) -> bool {
 /// and a bar that takes what the terminal's width leaves (at least a few
 /// columns at 80 with the longest benchmark name and ten-digit counts).
 fn style() -> ProgressStyle {
-    ProgressStyle::with_template("{msg} [{wide_bar}] {pos}/{len} {rate} eta {eta}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-            let _ = write!(w, "{}/s", s.per_sec() as u64);
-        })
-        .progress_chars("=> ")
+    with_rate("{msg} [{wide_bar}] {pos}/{len} {rate} eta {eta}").progress_chars("=> ")
 }
 
 /// `fillrandom 52224 373870/s 3s`: the count so far, the rate and the time
 /// run, for a run whose end is a time rather than a count.
 fn timed_style() -> ProgressStyle {
-    ProgressStyle::with_template("{msg} {pos} {rate} {elapsed}")
+    with_rate("{msg} {pos} {rate} {elapsed}")
+}
+
+/// A style of `template`, whose `{rate}` is whole operations a second.
+fn with_rate(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template)
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
             let _ = write!(w, "{}/s", s.per_sec() as u64);
