@@ -274,13 +274,15 @@ impl Options {
         self.memtable_kind = kind;
         self
     }
-    /// Let the members of a write group insert into the memtable in parallel
-    /// (each on its own thread) instead of the leader inserting for all.
+    /// Lets writers insert into the memtable at the same time, each on its
+    /// own thread (the default). Off, each insert takes a lock, so inserts
+    /// run one at a time; writes become visible in the same order either
+    /// way. The leader of a group of `sync` writes inserts its members'
+    /// batches itself whichever is set. `unordered_write` needs it on.
     ///
     /// # Examples
     ///
-    /// With it off, the leader inserts for the whole group; the results are the
-    /// same:
+    /// With it off, the results are the same:
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
@@ -302,10 +304,10 @@ impl Options {
         self.allow_concurrent_memtable_write = v;
         self
     }
-    /// RocksDB's `unordered_write`: the log and sequence numbers stay in
-    /// order, but each writer inserts into the memtable on its own after its
-    /// group, and the group's sequences are published before the inserts
-    /// end. A snapshot may then later gain keys older than it; reads of the
+    /// RocksDB's `unordered_write`: sequence numbers and the log stay in
+    /// order, but a write's numbers are published before its memtable
+    /// insert ends, so no writer waits for an earlier writer's insert. A
+    /// snapshot may then later gain keys older than it; reads of the
     /// writer's own key after `put` returns still see it.
     ///
     /// # Examples
@@ -320,7 +322,7 @@ impl Options {
     /// db.put(b"k", b"v").unwrap();
     /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..])); // own write visible
     ///
-    /// // It needs the members to insert on their own.
+    /// // It needs concurrent inserts.
     /// opts.set_allow_concurrent_memtable_write(false);
     /// assert!(opts.validate().is_err());
     /// ```

@@ -76,7 +76,7 @@ pub struct BenchArgs {
     /// Memtable representation.
     #[arg(long, value_enum, default_value_t = MemtableRep::SkipList)]
     pub memtablerep: MemtableRep,
-    /// Parallel memtable inserts by the members of a write group.
+    /// Memtable inserts by many writers at once (off: one at a time).
     #[arg(long, default_value = "true", value_parser = parse_flag_bool, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub allow_concurrent_memtable_write: bool,
     /// RocksDB's unordered_write.
