@@ -103,7 +103,7 @@ use crate::wal::{LogWriter, WalError};
 pub struct RecoveryStats {
     /// Logs read and replayed (in whole or up to their damage).
     pub logs_replayed: u64,
-    /// Log records (one per write group) replayed.
+    /// Log records (one per write, or per group of `sync` writes) replayed.
     pub records_replayed: u64,
     /// Stretches of damage dropped inside logs, torn tails included.
     pub damaged_ranges: u64,

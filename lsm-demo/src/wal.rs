@@ -1,9 +1,10 @@
 //! The write-ahead log: a file of checksummed records, appended before the
 //! memtable is touched and replayed on open.
 //!
-//! The engine appends one record per write group (the group's batches
-//! encoded together) with [`LogWriter::add_record`], then
-//! [`LogWriter::sync`] when a member asked for durability. On open,
+//! Each write is one record: the writer writes it itself at bytes it
+//! reserved, or, when the log is drained, [`LogWriter::add_record`]
+//! appends it with the records before it. A group of `sync` writes is one
+//! record (the group's batches encoded together), synced once. On open,
 //! [`LogReader`] reads the records back in order, one at a time from the
 //! file; [`DBRecoveryMode`] says what damage fails the open and what is
 //! dropped (and reported).
