@@ -24,8 +24,8 @@
 //! As a demonstration and a benchmark of the primitives on a real write
 //! path, and as a small embedded store: acknowledged `sync` writes survive
 //! power loss, recovery never panics on damaged files. For production data
-//! with range deletes, column families, compression and years
-//! of hardening, use RocksDB (the `rocksdb` crate), or fjall in pure Rust.
+//! with column families, compression, transactions and years of
+//! hardening, use RocksDB (the `rocksdb` crate), or fjall in pure Rust.
 //!
 //! The default `cli` feature builds the `lsm-demo` command (bench, stress,
 //! crashtest, verify, repair); as a library, depend on it with
@@ -71,9 +71,10 @@
 //!   [`DB::repair`] rebuilds a database whose manifest is lost.
 //! - Writes made with `disable_wal` survive a clean close (they are flushed
 //!   on drop) but not a crash, as in RocksDB.
-//! - `unordered_write` keeps the log and sequence order but lets each writer
-//!   insert after its group is published: a snapshot may later gain keys
-//!   older than it. A writer's own key is visible once its call returns.
+//! - `unordered_write` keeps the log and sequence order but publishes a
+//!   write's numbers before its memtable insert ends: a snapshot may later
+//!   gain keys older than it. A writer's own key is visible once its call
+//!   returns.
 //! - Unlike RocksDB, the leader of a group of `sync` writes waits, asleep,
 //!   for the writers that were recently in flight before it syncs (at most
 //!   half the measured `fdatasync`, never when it writes alone), so that
