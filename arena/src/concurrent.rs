@@ -28,10 +28,11 @@ use shards::{Inner, Main, Shard, Slice};
 /// power-of-two number (at least 8, at least the CPU count) of cache-padded
 /// *shards*, each a spin lock over a slice of the main arena.
 ///
-/// - A thread starts on the main arena. Only once it has found the main
-///   arena locked does it move to a shard, the one of its current CPU
-///   (`sched_getcpu`, remembered per thread); when that shard is locked in
-///   turn it reads its CPU again. So a single writer fragments nothing, and
+/// - A thread starts on the main arena. Once it finds the main arena
+///   locked (or shard 0 holding bytes) it takes from shard 0; only when a
+///   shard's lock is taken does it read its CPU (`sched_getcpu`) and move,
+///   for good, to that CPU's shard, reading its CPU again each time that
+///   shard is locked in turn. So a single writer fragments nothing, and
 ///   contended writers rarely share a lock or a cache line.
 /// - An empty shard takes a slice of [`shard_block_size`](Self::shard_block_size)
 ///   bytes (`min(128 KiB, block_size / 8)`) from the main arena, or the main

@@ -16,9 +16,10 @@
 //!   [`approximate_memory_usage`](Arena::approximate_memory_usage)).
 //! - [`ConcurrentArena`] is `Send + Sync`: one `Arena` behind a spin lock,
 //!   plus per-CPU shards that cache slices of it. A thread uses the main
-//!   arena until it finds it locked, and only then moves to the shard of its
-//!   CPU, so one writer costs an uncontended lock and no fragmentation, while
-//!   many writers each bump in their own cache line. In front of that, each
+//!   arena until it finds it locked, then shard 0, and moves to the shard
+//!   of its CPU once it finds a shard locked, so one writer costs an
+//!   uncontended lock and no fragmentation, while many writers each bump in
+//!   their own cache line. In front of that, each
 //!   thread caches a small run of the arena and serves small requests from
 //!   it with no atomic operation at all (the *thread cache*, on by default:
 //!   a lock per allocation costs an atomic read-modify-write, as much as the

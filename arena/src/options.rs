@@ -307,8 +307,9 @@ impl ArenaOptions {
         self
     }
 
-    /// Populate each block when it is reserved (`MAP_POPULATE` for mapped
-    /// blocks, a write to each page otherwise), so that page faults are
+    /// Populate each block when it is reserved (`MAP_POPULATE` for
+    /// explicit huge-page blocks; otherwise a write to each page, after the
+    /// `madvise` of a transparent huge-page block), so that page faults are
     /// taken in one batch there and not one by one on the allocation path,
     /// where a first touch of a fresh page costs far more than a bump.
     ///

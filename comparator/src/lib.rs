@@ -4,7 +4,8 @@
 //! A memtable orders opaque byte strings. RocksDB calls the ordering a
 //! `Comparator`; an LSM engine plugs in one that understands its internal keys
 //! (user key, then sequence number descending). This crate holds only that
-//! trait and the bytewise default, so that `inline-skiplist` and `vecmem` can each be
+//! trait, the bytewise default and its two helpers ([`compare_bytes`],
+//! [`bytewise_prefix`]), so that `inline-skiplist` and `vecmem` can each be
 //! used alone and still take the *same* comparator value: both re-export
 //! [`Comparator`] and [`BytewiseComparator`] from here.
 //!

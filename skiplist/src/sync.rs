@@ -4,7 +4,9 @@
 //! Only the atomics that order the list (links, `max_height`, the length
 //! stripes, the entry index and its builder's lock) and the per-thread
 //! state go through here. The global counter that hands out list ids stays
-//! a std atomic: it is read once per list and orders nothing.
+//! a std atomic (it is read once per list and orders nothing), and so do
+//! the successor hints of the prefixed layout (they only steer
+//! prefetching; see `node.rs`).
 
 #[cfg(loom)]
 pub(crate) use loom::sync::Mutex;

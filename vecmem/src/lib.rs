@@ -167,8 +167,10 @@ pub const DEFAULT_PARALLEL_SORT_THRESHOLD: usize = 1 << 14;
 /// | **read-only** | panic (programmer error) | takes the write lock, moves the lanes' entries and the listed batches into one vector, sorts it in place, publishes it | the first cursor → sorted |
 /// | **sorted** | panic (programmer error) | shares the sorted vector (an `Arc` clone under a read lock) | never |
 ///
-/// [`len`](VecMem::len) and [`memory_usage`](VecMem::memory_usage) add up
-/// atomic counters, one per lane and one for the list, in every state.
+/// [`len`](VecMem::len) adds up atomic counters, one per lane and one for
+/// the list, in every state; [`memory_usage`](VecMem::memory_usage) adds
+/// their bytes, the sorted vector's and the arena's usage (taken under the
+/// arena's lock).
 ///
 /// # Examples
 ///

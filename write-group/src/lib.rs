@@ -5,21 +5,23 @@
 //!
 //! Threads submit writes with [`WriteGroup::write`], or with
 //! [`WriteGroup::write_in_place`], which borrows the item instead of moving
-//! it in and out (the call for items larger than a few words). Each pushes
-//! a node that lives on its own stack onto a lock-free queue (one CAS). The
-//! writer that finds the queue empty *leads*: it gathers the writers queued
-//! behind it into a group (up to a byte cap, a member cap, and a
-//! compatibility predicate), runs the group's shared step once for everyone
-//! ([`Commit::lead`]: in a storage engine, assign sequence numbers, append
-//! one log record, `fdatasync` once), then either applies every member's
-//! item itself or lets each member apply its own in parallel
-//! ([`Commit::apply`]). The last member to finish publishes the group
-//! ([`Commit::publish`]: the engine's visible sequence number moves), hands
-//! leadership to the next queued writer and wakes the members. Followers
-//! never take a lock: each waits on its own `AtomicU32` state, first
-//! spinning, then yielding (RocksDB's adaptive yield), then sleeping on it as
-//! a futex (`futex(2)` on Linux, [`atomic-wait`](https://docs.rs/atomic-wait)'s
-//! calls on other platforms).
+//! it in and out (the call for items larger than a few words). A writer
+//! with no gather window that finds the queue idle takes the lead with one
+//! CAS and no node; the others each push a node that lives on their own
+//! stack onto a lock-free queue (one CAS), and the one that finds the queue
+//! empty *leads*: it gathers the writers queued behind it into a group (up
+//! to a byte cap, a member cap, and a compatibility predicate), runs the
+//! group's shared step once for everyone ([`Commit::lead`]: in a storage
+//! engine, assign sequence numbers, append one log record, `fdatasync`
+//! once), then either applies every member's item itself or lets each
+//! member apply its own in parallel ([`Commit::apply`]). The last member to
+//! finish publishes the group ([`Commit::publish`]: the engine's visible
+//! sequence number moves), hands leadership to the next queued writer and
+//! wakes the members. Followers never take a lock: each waits on its own
+//! `AtomicU32` state, first spinning, then yielding (RocksDB's adaptive
+//! yield), then sleeping on it as a futex (`futex(2)` on Linux,
+//! [`atomic-wait`](https://docs.rs/atomic-wait)'s calls on other
+//! platforms).
 //!
 //! Large parallel groups are woken through a two-level tree (RocksDB PR
 //! 12545): the leader wakes about `sqrt(n)` *callers*, each of which wakes
