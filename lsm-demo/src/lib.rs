@@ -71,8 +71,9 @@
 //!   [`DB::repair`] rebuilds a database whose manifest is lost.
 //! - Writes made with `disable_wal` survive a clean close (they are flushed
 //!   on drop) but not a crash, as in RocksDB.
-//! - `unordered_write` keeps the log and sequence order but publishes a
-//!   write's numbers before its memtable insert ends: a snapshot may later
+//! - `unordered_write` keeps the log and sequence order but publishes an
+//!   unsynced write's numbers before its memtable insert ends: a reader may
+//!   see part of a batch still being inserted, and a snapshot may later
 //!   gain keys older than it. A writer's own key is visible once its call
 //!   returns.
 //! - Unlike RocksDB, the leader of a group of `sync` writes waits, asleep,

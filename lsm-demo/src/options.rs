@@ -305,10 +305,11 @@ impl Options {
         self
     }
     /// RocksDB's `unordered_write`: sequence numbers and the log stay in
-    /// order, but a write's numbers are published before its memtable
-    /// insert ends, so no writer waits for an earlier writer's insert. A
-    /// snapshot may then later gain keys older than it; reads of the
-    /// writer's own key after `put` returns still see it.
+    /// order, but an unsynced write's numbers are published before its
+    /// memtable insert ends, so no write waits for such an insert. A reader
+    /// may then see part of a batch still being inserted, and a snapshot
+    /// may later gain keys older than it; a write is still visible to its
+    /// writer once `put` returns.
     ///
     /// # Examples
     ///

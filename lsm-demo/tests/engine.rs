@@ -446,9 +446,9 @@ fn unlogged_writes_survive_a_clean_close() {
     assert_eq!(scan(&db).len(), 100);
 }
 
-/// `unordered_write` writers insert after their group; a memtable switch
-/// must wait for them before freezing the memtable (the vector memtable
-/// refuses inserts once frozen). The race itself is too narrow for this
+/// `unordered_write` writers insert after their range is published; a
+/// memtable switch must wait for them before freezing the memtable (the
+/// vector memtable refuses inserts once frozen). The race itself is too narrow for this
 /// test to hit reliably; it checks the path end to end.
 #[test]
 fn unordered_writes_across_memtable_switches() {

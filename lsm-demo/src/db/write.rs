@@ -270,14 +270,16 @@ impl Shared {
             self.insert(mem, range.start, batch, wo);
             // Release: pairs with the waiter's Acquire load.
             mem.pending_inserts.fetch_sub(1, Ordering::Release);
+            // Reads stop at the published position: until every earlier
+            // range is finished, ours is not visible, not even to us. Each
+            // finishes before its insert, so this waits for no insert, only
+            // for earlier writers between their reservation and their
+            // finish (with the log, for their records: recovery keeps ours
+            // only once theirs are in).
+            self.wait_published(range.end);
             if wo.disable_wal || !self.opts.logs_take_shared_writes() {
                 return Ok(());
             }
-            // Earlier writers may still be writing their records, and
-            // recovery keeps ours only once theirs are in: wait for them
-            // (each finishes its range once its record is written, before
-            // its insert).
-            self.wait_published(range.end);
             return self.check_logged(range.start);
         }
         self.insert(mem, range.start, batch, wo);

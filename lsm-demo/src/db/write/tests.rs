@@ -432,3 +432,40 @@ fn a_warm_request_never_waits_for_the_state_lock() {
     assert!(!db.shared.warm_wanted.load(Ordering::Relaxed), "withdrawn");
     assert_eq!(db.get(b"big").unwrap().map(|v| v.len()), Some(80 << 10));
 }
+
+/// With `unordered_write` a write is published before its insert ends, but
+/// it returns only once every write before it is published too, so its
+/// writer reads it at once, with or without the log: here an earlier
+/// writer is held between its reservation and its finish.
+#[test]
+fn an_unordered_write_returns_once_it_is_visible() {
+    for (disable_wal, concurrent_log) in
+        [(true, true), (true, false), (false, true), (false, false)]
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::default();
+        o.create_if_missing(true)
+            .set_unordered_write(true)
+            .set_allow_concurrent_log_write(concurrent_log);
+        let db = DB::open(&o, dir.path()).unwrap();
+        let held = db.shared.seq.reserve(1);
+        let (done, returned) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut wo = WriteOptions::default();
+                wo.disable_wal(disable_wal);
+                db.put_opt(b"k", b"v", &wo).unwrap();
+                done.send(db.get(b"k").unwrap()).unwrap();
+            });
+            let early = returned.recv_timeout(Duration::from_millis(200));
+            db.shared.seq.finish(held);
+            assert!(
+                early.is_err(),
+                "returned before an earlier write was published, reading {early:?} \
+                 (disable_wal {disable_wal}, concurrent log {concurrent_log})"
+            );
+            let read = returned.recv_timeout(Duration::from_secs(20)).unwrap();
+            assert_eq!(read.as_deref(), Some(&b"v"[..]));
+        });
+    }
+}
