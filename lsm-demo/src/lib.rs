@@ -33,7 +33,7 @@
 //!
 //! | | lsm-demo | rocksdb crate | fjall | sled |
 //! |---|---|---|---|---|
-//! | group commit | yes, futex tree wake-up | yes | no (fjall #96) | n/a |
+//! | group commit | yes (`sync` writes), futex wake-ups | yes | no (fjall #96) | n/a |
 //! | concurrent memtable inserts | skiplist and vector | skiplist | no | n/a |
 //! | leveled compaction | 7 levels, dynamic targets | yes | yes | n/a (B-tree) |
 //! | pure Rust | yes | no (C++) | yes | yes |

@@ -210,8 +210,9 @@ impl Options {
     /// database keeps its arena's memory, up to a quarter more than this,
     /// for the memtables after it (so they write into pages already
     /// mapped), and releases it on close. Once writes start, the flush
-    /// thread keeps a quarter of this faulted in ahead of them there
-    /// whenever the dropped memtables' memory runs low.
+    /// thread keeps a quarter of this (at least one arena block and at most
+    /// four, so at most 16 MiB) faulted in ahead of them there whenever the
+    /// dropped memtables' memory runs low.
     ///
     /// # Examples
     ///
@@ -411,10 +412,10 @@ impl Options {
         self
     }
     /// Orders keys with `compare_fn` instead of bytewise, as the `rocksdb`
-    /// crate's `set_comparator` does. Iterators, seeks, bounds, ranges
-    /// (`compact_range`, `delete_range`) and the files' key ranges follow
-    /// this order. `compare_fn` must be a total order that says `Equal`
-    /// only for identical keys.
+    /// crate's `set_comparator` does. Iterators, seeks, bounds,
+    /// `compact_range` and the files' key ranges follow this order.
+    /// `compare_fn` must be a total order that says `Equal` only for
+    /// identical keys.
     ///
     /// The database records `name` when it is created, and `open` refuses
     /// (`Error::InvalidArgument`) a database created under another name:
@@ -422,15 +423,6 @@ impl Options {
     /// `"leveldb.BytewiseComparator"`, RocksDB's name for it. Range
     /// deletions (`delete_range`) need the bytewise order here: with
     /// another they fail with `Error::NotSupported`.
-    /// The prefix extractor (none by default): iterators made with
-    /// [`ReadOptions::set_prefix_same_as_start`] (as
-    /// [`DB::prefix_iterator`](crate::DB::prefix_iterator)'s are) stop once
-    /// the key's prefix differs from the seek key's. Without one, such
-    /// iterators go on in total order, as in RocksDB.
-    ///
-    /// Only iteration uses it: RocksDB also builds prefix bloom filters
-    /// from it, which this engine does not (its filters are of whole keys,
-    /// for point reads).
     ///
     /// # Examples
     ///

@@ -26,8 +26,9 @@
 //!
 //! # What is deleted
 //!
-//! Only files a manifest lists as obsolete: the logs and tables this
-//! database retired. Anything else, a file with a name the engine never
+//! Only files a manifest lists as obsolete (the logs and tables this
+//! database retired, and their stripes), and the empty stripes of a log
+//! never made (a crash while a log was being created). Anything else, a file with a name the engine never
 //! writes (`1.log`), a table of ours no manifest knows (left by a crash in
 //! the middle of a flush), is left alone and named in the info log.
 //!

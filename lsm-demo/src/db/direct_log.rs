@@ -1,7 +1,8 @@
 //! Logged writes that write their own records into the log, beside each
 //! other: with a `pwrite` each (`allow_concurrent_log_write`, the default)
 //! or a copy into a map of the log (`allow_mmap_writes`), where the file
-//! system allows it. No drain pass, no queue slot, no lock per write.
+//! system allows it. No drain pass, no queue slot; with stripes, one
+//! uncontended lock of the stripe a writer writes.
 //!
 //! ```text
 //! write ─► reserve the batch's sequence numbers and its record's bytes

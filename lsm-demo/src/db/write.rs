@@ -6,9 +6,10 @@
 //!       ─► reserve the batch's sequence numbers (one compare-and-swap),
 //!          and with the log its record's bytes in the same step
 //!       ─► frame the batch's log record (checksums: in parallel)
-//!       ─► write it at its bytes: a `pwrite` each into a stripe file of
-//!          the log (the default; into the log file with no stripes) or a
-//!          copy into the mapped log (see `direct_log`); without the log,
+//!       ─► write it at its bytes: a `pwrite` each into the log file, or,
+//!          once two writers have met there, into a stripe file beside it
+//!          (the default; with no stripes, always the log file), or a copy
+//!          into the mapped log (see `direct_log`); without the log,
 //!          nothing
 //!       ─► insert into the memtable, beside everyone else
 //!       ─► finish the range; wait until every earlier range is finished

@@ -226,8 +226,9 @@ impl Options {
         self
     }
     /// Background threads for flushes and compactions (default 2): one
-    /// flushes, the others compact, so a flush never waits behind a long
-    /// compaction, and compactions of disjoint key ranges run together.
+    /// flushes, the others compact (at least one, so 1 still starts two
+    /// threads), so a flush never waits behind a long compaction, and
+    /// compactions of disjoint key ranges run together.
     ///
     /// # Examples
     ///

@@ -43,7 +43,8 @@ impl Options {
     /// reserves together with its sequence numbers, instead of writing it
     /// with a `pwrite` (see [`Options::set_allow_concurrent_log_write`] and
     /// [`FileSystem::create_mapped`]; on a file system that cannot map, or
-    /// off Linux, the log is written as without it). The guarantees stay: a
+    /// off Linux, one writer at a time appends the records, as with
+    /// `set_allow_concurrent_log_write(false)`). The guarantees stay: a
     /// record is in the operating system before its write returns (it
     /// survives a crash of the process), log order is sequence order, and a
     /// `sync` write returns once `fdatasync` made it durable. Tables are
