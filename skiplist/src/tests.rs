@@ -405,6 +405,20 @@ fn a_single_writer_token_is_bound_to_its_list() {
     wa.insert(&b, b"k");
 }
 
+/// `SingleWriter::insert_with` checks its token as `insert` does: the
+/// token's splice holds nodes of its own list, which must never be linked
+/// into another list (whose nodes would then point into a foreign arena).
+#[test]
+#[should_panic(expected = "belongs to another SkipList")]
+fn a_single_writer_token_is_bound_to_its_list_when_filling_in_place() {
+    let mut a = SkipList::new(BytewiseComparator);
+    let mut b = SkipList::new(BytewiseComparator);
+    let mut wa = a.single_writer().unwrap();
+    let _wb = b.single_writer().unwrap();
+    assert!(wa.insert(&a, b"m"));
+    wa.insert_with(&b, 1, |buf| buf.copy_from_slice(b"k"));
+}
+
 #[test]
 #[should_panic(expected = "has a SingleWriter")]
 fn a_fill_insert_on_a_single_writer_list_panics() {

@@ -16,6 +16,8 @@ struct Item {
     no_slowdown: bool,
     size: usize,
     panic_in_apply: bool,
+    /// `compatible` panics when it tests this item against a leader's.
+    panic_in_compatible: bool,
     applied_on: Option<ThreadId>,
     applied: usize,
 }
@@ -39,6 +41,8 @@ struct Recorder {
     gather: Duration,
     fail_with: Option<&'static str>,
     panic_in_lead: bool,
+    /// `publish` panics, naming the thread that ran it.
+    panic_in_publish: bool,
     /// The ids of each group, in the order groups were led.
     groups: Mutex<Vec<Vec<usize>>>,
     published: Mutex<Vec<usize>>,
@@ -58,6 +62,9 @@ impl Commit<Item> for Recorder {
     }
 
     fn compatible(&self, leader: &Item, other: &Item) -> bool {
+        if other.panic_in_compatible {
+            panic!("compatible panics for {}", other.id);
+        }
         leader.sync || !other.sync
     }
 
@@ -107,6 +114,9 @@ impl Commit<Item> for Recorder {
 
     fn publish(&self, token: usize) {
         self.published.lock().unwrap().push(token);
+        if self.panic_in_publish {
+            panic!("publish panics on {:?}", thread::current().id());
+        }
     }
 }
 
@@ -557,6 +567,101 @@ fn a_lead_panic_reaches_the_leader_and_fails_the_members() {
     // Relaxed: the writers were joined.
     assert_eq!(recorder.applies.load(Relaxed), 0);
     assert!(recorder.published.lock().unwrap().is_empty());
+}
+
+/// A panic in `publish` resumes on the thread that ran it, once the group is
+/// complete: every other member's write returns normally, and the publish
+/// turn is handed on, so later writes are not held up. A lone writer, a
+/// serial group (the leader publishes) and a parallel one (the last member
+/// to finish applying publishes) each take their own path there.
+#[test]
+fn a_publish_panic_reaches_the_thread_that_ran_it_and_the_group_completes() {
+    let n = if cfg!(miri) { 3 } else { 5 };
+    let group = Group::new(quiet_options());
+    let recorder = Recorder {
+        panic_in_publish: true,
+        ..Recorder::default()
+    };
+    let panic = catch_unwind(AssertUnwindSafe(|| group.write(&recorder, Item::new(0))))
+        .expect_err("the lone writer ran publish");
+    assert_eq!(
+        *panic.downcast_ref::<String>().unwrap(),
+        format!("publish panics on {:?}", thread::current().id())
+    );
+    assert_eq!(*recorder.published.lock().unwrap(), vec![1]);
+    let calm = Recorder::default();
+    assert_eq!(group.write(&calm, Item::new(1)).unwrap().applied, 1);
+    for parallel in [false, true] {
+        let group = Group::new(quiet_options());
+        let recorder = Recorder {
+            parallel,
+            panic_in_publish: true,
+            ..Recorder::default()
+        };
+        thread::scope(|s| {
+            let guard = group.enter_unbatched();
+            let handles = queue_behind(s, &group, &recorder, &guard, ids(n));
+            drop(guard);
+            let leader_thread = handles[0].thread().id();
+            let mut panicked = Vec::new();
+            for handle in handles {
+                let (thread, outcome) = handle.join().unwrap();
+                match outcome {
+                    Ok(write) => assert_eq!(write.unwrap().applied, 1),
+                    Err(panic) => {
+                        assert_eq!(
+                            *panic.downcast_ref::<String>().unwrap(),
+                            format!("publish panics on {thread:?}"),
+                            "the panic resumed on the thread that ran publish"
+                        );
+                        panicked.push(thread);
+                    }
+                }
+            }
+            assert_eq!(panicked.len(), 1, "one publish, one panic");
+            if !parallel {
+                assert_eq!(panicked, [leader_thread], "serial: the leader publishes");
+            }
+        });
+        // Relaxed: the writers were joined.
+        assert_eq!(recorder.applies.load(Relaxed), n);
+        assert_eq!(*recorder.published.lock().unwrap(), vec![n]);
+        // The publish turn was handed on: the next group leads and returns.
+        assert_eq!(group.write(&calm, Item::new(9)).unwrap().applied, 1);
+    }
+}
+
+/// A panic in `compatible` resumes on the leader's thread once its own
+/// write completed, and the writer it was testing is treated as
+/// incompatible: left out of the group, then written in a group of its
+/// own, not lost, while the writers after it still join the leader's.
+#[test]
+fn a_compatible_panic_reaches_the_leader_and_excludes_the_writer_tested() {
+    let group = Group::new(quiet_options());
+    let recorder = Recorder::default();
+    let mut items = ids(3);
+    items[1].panic_in_compatible = true;
+    thread::scope(|s| {
+        let guard = group.enter_unbatched();
+        let handles = queue_behind(s, &group, &recorder, &guard, items);
+        drop(guard);
+        for (i, handle) in handles.into_iter().enumerate() {
+            let (_, outcome) = handle.join().unwrap();
+            if i == 0 {
+                assert_eq!(
+                    *outcome.unwrap_err().downcast_ref::<String>().unwrap(),
+                    "compatible panics for 1"
+                );
+            } else {
+                assert_eq!(outcome.unwrap().unwrap().applied, 1);
+            }
+        }
+    });
+    // The leader's group went on without writer 1, which led its own next.
+    assert_eq!(*recorder.groups.lock().unwrap(), vec![vec![0, 2], vec![1]]);
+    // Relaxed: the writers were joined.
+    assert_eq!(recorder.applies.load(Relaxed), 3, "the leader's item too");
+    assert_eq!(*recorder.published.lock().unwrap(), vec![2, 1]);
 }
 
 #[test]

@@ -89,6 +89,50 @@ fn a_leader_cell_of_another_group_panics() {
     assert_ne!(group.id(), other.id());
 }
 
+/// `get_with_members` checks its proof of leadership as `get` does: the
+/// cell of another write group, whose own leader may be using it at this
+/// moment, is refused with a panic before any borrow of it is handed out,
+/// and the group goes on once its cells are its own.
+#[test]
+fn get_with_members_refuses_the_members_of_another_group() {
+    struct Appender(crate::LeaderCell<Vec<usize>>);
+
+    impl Commit<usize> for Appender {
+        type Token = ();
+        type Error = ();
+
+        fn lead(&self, group: &mut GroupMembers<'_, usize>) -> Result<Lead<()>, ()> {
+            let (log, members) = self.0.get_with_members(group);
+            log.extend(members.iter().copied());
+            Ok(Lead::serial(()))
+        }
+    }
+
+    let group = WriteGroup::new(quiet_options());
+    let other: WriteGroup<usize, Appender> = WriteGroup::new(quiet_options());
+    let foreign = Appender(other.leader_cell(Vec::new()));
+    let outcome = catch_unwind(AssertUnwindSafe(|| group.write(&foreign, 1)));
+    let panic = outcome.expect_err("the lead step borrowed another group's cell");
+    let message = panic
+        .downcast_ref::<String>()
+        .expect("a formatted panic message");
+    assert_eq!(
+        *message,
+        format!(
+            "LeaderCell of write group {} borrowed with a proof of leadership of write group {}",
+            other.id(),
+            group.id()
+        )
+    );
+    assert!(
+        foreign.0.into_inner().is_empty(),
+        "the cell was not reached"
+    );
+    let own = Appender(group.leader_cell(Vec::new()));
+    assert_eq!(group.write(&own, 2), Ok(2));
+    assert_eq!(own.0.into_inner(), [2]);
+}
+
 #[test]
 fn a_leader_cell_is_sync_only_for_send_values() {
     fn assert_sync<S: Sync>() {}
