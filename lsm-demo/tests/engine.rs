@@ -430,6 +430,62 @@ fn bad_input_gets_clear_errors() {
     );
 }
 
+/// What every read path says of the empty key: `get`, the first key of a
+/// forward scan, a seek to it, and the last key of a backward scan.
+fn empty_key_everywhere(db: &DB, want: Option<&[u8]>, what: &str) {
+    assert_eq!(db.get(b"").unwrap().as_deref(), want, "get, {what}");
+    let first = |mode| db.iterator(mode).next().map(|kv| kv.unwrap());
+    let empty_first =
+        |kv: Option<lsm_demo::KvPair>| kv.filter(|(k, _)| k.is_empty()).map(|(_, v)| v.into_vec());
+    let want = want.map(<[u8]>::to_vec);
+    assert_eq!(
+        empty_first(first(IteratorMode::Start)),
+        want,
+        "scan, {what}"
+    );
+    let seek = IteratorMode::From(b"", Direction::Forward);
+    assert_eq!(empty_first(first(seek)), want, "seek, {what}");
+    let last = db.iterator(IteratorMode::End).last().map(|kv| kv.unwrap());
+    assert_eq!(empty_first(last), want, "backward scan, {what}");
+    assert_eq!(scan(db).len(), 2 + want.is_some() as usize, "{what}");
+}
+
+/// "Keys may be empty" (the README's limits, the crate docs): the empty key
+/// sorts before every other and must stay readable wherever it lives, not
+/// only in the memtable: replayed from the log, in a table (its index,
+/// its bloom filter), merged by a compaction, overwritten and deleted.
+/// A path that took an empty key for "no key" would lose it silently.
+#[test]
+fn the_empty_key_lives_through_logs_tables_and_compactions() {
+    for kind in [MemtableKind::SkipList, MemtableKind::Vector] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = small_opts(kind);
+        let db = DB::open(&o, dir.path()).unwrap();
+        db.put(b"", b"one").unwrap();
+        db.put(b"a", b"v").unwrap();
+        db.put(b"b", b"v").unwrap();
+        empty_key_everywhere(&db, Some(b"one"), "in the memtable");
+        drop(db);
+        let db = DB::open(&o, dir.path()).unwrap();
+        empty_key_everywhere(&db, Some(b"one"), "replayed from the log");
+        db.flush().unwrap();
+        empty_key_everywhere(&db, Some(b"one"), "in a table");
+        db.put(b"", b"two").unwrap();
+        empty_key_everywhere(&db, Some(b"two"), "over a table");
+        db.flush().unwrap(); // the second table: a compaction
+        db.wait_for_compact(&WaitForCompactOptions::default())
+            .unwrap();
+        assert_eq!(db.stats().level_files[0], 0, "{kind:?}: compacted");
+        empty_key_everywhere(&db, Some(b"two"), "compacted");
+        db.delete(b"").unwrap();
+        empty_key_everywhere(&db, None, "deleted");
+        db.flush().unwrap();
+        drop(db);
+        let db = DB::open(&o, dir.path()).unwrap();
+        empty_key_everywhere(&db, None, "deleted, reopened");
+    }
+}
+
 #[test]
 fn unlogged_writes_survive_a_clean_close() {
     let dir = tempfile::tempdir().unwrap();

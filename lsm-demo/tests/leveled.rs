@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use lsm_demo::env::FaultInjectionFs;
-use lsm_demo::{DB, IteratorMode, Options, WaitForCompactOptions};
+use lsm_demo::{DB, Error, ErrorKind, IteratorMode, Options, WaitForCompactOptions, WriteOptions};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -233,6 +233,89 @@ fn writes_slow_down_and_stop_on_level_0_and_still_finish() {
     fill(&db, &mut model, 3);
     let stalls = db.stats().write_stalls;
     assert!(stalls.slowdowns > 0, "{stalls:?}");
+    check(&db, &model);
+}
+
+/// `WriteOptions::set_no_slowdown` promises `Error::WriteStall` instead
+/// of a wait during a stall: a caller that must not block (a request
+/// handler with a deadline) relies on it. One level-0 file is a slowdown
+/// here and is never compacted alone, so the first write that finds the
+/// memtable full meets a stall: with `no_slowdown` it fails at once,
+/// writes nothing and has the `rocksdb` crate's kind `Incomplete`; the
+/// same write without it waits and goes through.
+#[test]
+fn a_no_slowdown_write_during_a_stall_fails_with_write_stall() {
+    let mut o = options(2);
+    o.set_level_zero_file_num_compaction_trigger(8)
+        .set_level_zero_slowdown_writes_trigger(1)
+        .set_level_zero_stop_writes_trigger(16);
+    let db = DB::open_with_fs(&o, "/db", Arc::new(FaultInjectionFs::new())).unwrap();
+    db.put(b"first", b"v").unwrap();
+    db.flush().unwrap();
+    assert_eq!(db.stats().level_files[0], 1);
+
+    let mut no_slowdown = WriteOptions::default();
+    no_slowdown.set_no_slowdown(true);
+    let mut model = Model::new();
+    model.insert(b"first".to_vec(), b"v".to_vec());
+    // 64 KiB of memtable fills within a few hundred of these writes.
+    let (refused, err) = (0..10_000u32)
+        .find_map(|i| {
+            let (k, v) = (format!("new{i:05}").into_bytes(), vec![b'v'; 200]);
+            match db.put_opt(&k, &v, &no_slowdown) {
+                Ok(()) => {
+                    model.insert(k, v);
+                    None
+                }
+                Err(e) => Some((k, e)),
+            }
+        })
+        .expect("the memtable filled, yet no write met the stall");
+    assert!(matches!(err, Error::WriteStall), "{err:?}");
+    assert_eq!(err.kind(), ErrorKind::Incomplete);
+    assert_eq!(db.get(&refused).unwrap(), None, "a refused write wrote");
+    assert_eq!(db.stats().level_files[0], 1, "no switch, no flush");
+    check(&db, &model);
+
+    // Without `no_slowdown` the same write waits out the slowdown.
+    db.put(&refused, b"later").unwrap();
+    model.insert(refused, b"later".to_vec());
+    check(&db, &model);
+}
+
+/// "0 turns the check off" for `set_soft_pending_compaction_bytes_limit`
+/// and `set_hard_pending_compaction_bytes_limit`, as RocksDB's users set
+/// them: a 0 taken for a limit of 0 bytes would slow every memtable switch
+/// down, and stop writes for good (no estimate is ever below 0). The other
+/// stall triggers are out of reach here, so writes must never stall;
+/// `no_slowdown` turns a stall into `Error::WriteStall` instead of a hang.
+#[test]
+fn pending_compaction_bytes_limits_of_0_never_stall_writes() {
+    let mut o = options(2);
+    o.set_soft_pending_compaction_bytes_limit(0)
+        .set_hard_pending_compaction_bytes_limit(0)
+        .set_max_write_buffer_number(1024)
+        .set_level_zero_slowdown_writes_trigger(10_000)
+        .set_level_zero_stop_writes_trigger(10_000);
+    let db = DB::open_with_fs(&o, "/db", Arc::new(FaultInjectionFs::new())).unwrap();
+    let mut no_slowdown = WriteOptions::default();
+    no_slowdown.set_no_slowdown(true);
+    let mut model = Model::new();
+    // About 500 KiB: several memtable switches, flushes and compactions.
+    for i in 0..5000u32 {
+        let (k, v) = (key(i), format!("{i}-{}", "v".repeat(80)).into_bytes());
+        if let Err(e) = db.put_opt(&k, &v, &no_slowdown) {
+            panic!("write {i} stalled: {e}");
+        }
+        model.insert(k, v);
+    }
+    wait(&db);
+    let stats = db.stats();
+    assert!(stats.level_files.iter().sum::<usize>() > 1, "{stats:?}");
+    assert_eq!(
+        (stats.write_stalls.slowdowns, stats.write_stalls.stops),
+        (0, 0)
+    );
     check(&db, &model);
 }
 
