@@ -218,7 +218,7 @@ impl Sequencer {
     /// # Panics
     ///
     /// If the sequence range would pass [`SEQUENCE_LIMIT`], or the byte
-    /// count 2^64.
+    /// range would reach 2^64.
     ///
     /// # Examples
     ///

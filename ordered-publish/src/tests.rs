@@ -206,6 +206,23 @@ fn running_out_of_numbers_panics() {
 }
 
 #[test]
+#[should_panic(expected = "the first sequence must be below 2^63")]
+fn a_first_sequence_at_the_limit_is_refused() {
+    let _ = Sequencer::new(crate::SEQUENCE_LIMIT, 4);
+}
+
+#[test]
+#[should_panic(expected = "byte count exhausted (2^64)")]
+fn running_out_of_bytes_panics() {
+    let seq = Sequencer::new(0, 4);
+    assert_eq!(
+        seq.reserve_with_bytes(1, u64::MAX),
+        Some((0..1, 0..u64::MAX))
+    );
+    let _ = seq.reserve_with_bytes(1, 1); // would end at 2^64
+}
+
+#[test]
 fn concurrent_writers_each_see_their_own_work_published() {
     let threads = if cfg!(miri) { 2 } else { 4 };
     let per_thread = if cfg!(miri) { 20 } else { 2000 };
@@ -275,6 +292,27 @@ mod queue {
         let q = OrderedQueue::new(0, 2);
         q.post(1..2, ());
         q.post(3..4, ()); // same slot as 1, not yet taken
+    }
+
+    #[test]
+    #[should_panic(expected = "an empty range has nothing to post under")]
+    fn posting_under_an_empty_range_panics() {
+        let q = OrderedQueue::new(0, 4);
+        q.post(2..2, ());
+    }
+
+    #[test]
+    #[should_panic(expected = "an empty range has nothing to post under")]
+    fn skipping_an_empty_range_panics() {
+        let q = OrderedQueue::<()>::new(0, 4);
+        q.post_skip(2..2);
+    }
+
+    #[test]
+    #[should_panic(expected = "a range end too large to mark a skip")]
+    fn skipping_a_range_ending_at_2_pow_63_panics() {
+        let q = OrderedQueue::<()>::new((1 << 63) - 1, 4);
+        q.post_skip((1 << 63) - 1..1 << 63); // in the window, but its end does not fit
     }
 
     #[test]

@@ -195,6 +195,17 @@ fn next_of_invalid_cursor_panics() {
 }
 
 #[test]
+#[should_panic(expected = "not on an entry")]
+fn prev_of_invalid_cursor_panics() {
+    let list = SkipList::new(BytewiseComparator);
+    list.insert(b"a");
+    let mut c = list.cursor();
+    c.prev(); // runs off the front
+    assert!(!c.valid());
+    c.prev();
+}
+
+#[test]
 fn iterator_is_fused_and_starts_where_the_cursor_is() {
     let list = SkipList::new(BytewiseComparator);
     for k in [b"a", b"b", b"c"] {
