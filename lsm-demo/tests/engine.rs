@@ -430,6 +430,57 @@ fn bad_input_gets_clear_errors() {
     );
 }
 
+/// "Values at most `MAX_VALUE_LEN` bytes (`Error::InvalidArgument`
+/// beyond)" (the crate docs' limits), and `write_opt`'s "nothing of the
+/// batch is written". Only `put` was checked (a doctest); here one value
+/// one byte too long hides among valid entries of a batch: the whole batch
+/// is refused before anything reaches the memtable or the log, so none of
+/// its valid entries shows, then or after a reopen, and writes go on.
+#[test]
+fn a_batch_with_one_value_over_the_limit_is_refused_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = small_opts(MemtableKind::SkipList);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put(b"before", b"v").unwrap();
+    let sequence = db.stats().last_sequence;
+
+    let mut batch = WriteBatch::new();
+    batch.put(b"valid-1", b"v1");
+    batch.delete(b"before");
+    batch.put(b"too-long", vec![b'x'; lsm_demo::MAX_VALUE_LEN + 1]);
+    batch.put(b"valid-2", b"v2");
+    let result = db.write_opt(batch, &WriteOptions::default());
+    assert!(
+        matches!(&result, Err(Error::InvalidArgument(_))),
+        "a batch holding a value of MAX_VALUE_LEN + 1 bytes should be refused with \
+         InvalidArgument, got {:?}",
+        result.as_ref().map_err(|e| e.to_string())
+    );
+    let check = |db: &DB, when: &str| {
+        for k in [&b"valid-1"[..], b"valid-2", b"too-long"] {
+            assert_eq!(db.get(k).unwrap(), None, "{when}: {k:?} was written");
+        }
+        assert_eq!(
+            db.get(b"before").unwrap().as_deref(),
+            Some(&b"v"[..]),
+            "{when}"
+        );
+    };
+    check(&db, "refused");
+    assert_eq!(
+        db.stats().last_sequence,
+        sequence,
+        "the batch took sequence numbers"
+    );
+
+    // The refusal stopped nothing; the refused batch is not in the log.
+    db.put(b"after", b"v").unwrap();
+    drop(db);
+    let db = DB::open(&o, dir.path()).unwrap();
+    check(&db, "reopened");
+    assert_eq!(db.get(b"after").unwrap().as_deref(), Some(&b"v"[..]));
+}
+
 /// What every read path says of the empty key: `get`, the first key of a
 /// forward scan, a seek to it, and the last key of a backward scan.
 fn empty_key_everywhere(db: &DB, want: Option<&[u8]>, what: &str) {

@@ -25,11 +25,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lsm_demo::env::{FaultInjectionFs, FaultOp, FileSystem};
-use lsm_demo::{DB, Error, IteratorMode, MemtableKind};
+use lsm_demo::{DB, Error, ErrorKind, IteratorMode, MemtableKind, Options, WriteBatch};
 
 mod common;
-use common::GatedTables;
 use common::faults::*;
+use common::{GatedTables, Snapshot, restore_into};
 
 // ---------------------------------------------------------------------------
 // Injected failures
@@ -462,6 +462,187 @@ fn flush_and_manifest_failures_at_every_step() {
         }
     }
     assert!(failed_flushes > 20, "{failed_flushes}");
+}
+
+/// [`options`], but two level-0 tables start no compaction (the tests run
+/// the one that must fail themselves, with `compact_range`), and nothing
+/// resumes on its own: only `DB::resume` may clear a background error.
+fn options_without_automatic_work() -> Options {
+    let mut o = options(MemtableKind::SkipList);
+    o.set_level_zero_file_num_compaction_trigger(4)
+        .set_max_bgerror_resume_count(0);
+    o
+}
+
+/// Two overlapping level-0 tables written by synced puts (the second
+/// overwrites every key of the first), so that a compaction of level 0
+/// must read both and write a new table. Returns the model.
+fn two_overlapping_tables(db: &DB) -> State {
+    let mut model = synced_fill(db, 0, 120);
+    db.flush().unwrap();
+    model.extend(synced_fill(db, 1000, 120));
+    db.flush().unwrap();
+    assert_eq!(
+        db.stats().level_files[0],
+        2,
+        "two tables, no compaction yet"
+    );
+    model
+}
+
+/// Asserts that `result` is the error writes get while a background error
+/// stops them (`Error::BackgroundError`), caused by an error of `kind`.
+fn assert_stopped(result: lsm_demo::Result<()>, kind: ErrorKind, what: &str) {
+    match result {
+        Err(Error::BackgroundError(cause)) => {
+            assert_eq!(cause.kind(), kind, "{what}: stopped by {cause}")
+        }
+        other => panic!("{what}: expected Error::BackgroundError, got {other:?}"),
+    }
+}
+
+/// The README's "Typed errors": "After a failed log write, flush or
+/// compaction, writes stop with `Error::BackgroundError` until
+/// `DB::resume`". The other tests here only check that nothing is lost
+/// around such failures; this one makes a compaction (not a flush) fail on
+/// an injected I/O error and checks the promise itself: every kind of
+/// write is refused with that variant (and changes nothing), reads still
+/// return every acknowledged write, `resume` succeeds once the fault is
+/// cleared, writes (and the compaction) work again, and a reopen keeps
+/// everything acknowledged.
+#[test]
+fn a_failed_compaction_stops_writes_until_resume() {
+    let fs = FaultInjectionFs::new();
+    let o = options_without_automatic_work();
+    let db = open(&fs, &o).unwrap();
+    let mut model = two_overlapping_tables(&db);
+
+    // The compaction cannot create its output table. (The memtable is
+    // empty: `compact_range`'s flush writes nothing.)
+    fs.fail_after(FaultOp::Create, 0);
+    let compacted = db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    match &compacted {
+        Err(Error::Io { context, source }) => {
+            assert!(FaultInjectionFs::is_injected(source), "{context}: {source}");
+            assert!(context.ends_with(".sst"), "the output table: {context}");
+        }
+        other => panic!("the compaction should fail on the injected error: {other:?}"),
+    }
+    assert_eq!(fs.injected(FaultOp::Create), 1);
+    assert_eq!(
+        db.stats().level_files[0],
+        2,
+        "the failed compaction changed nothing"
+    );
+
+    // Writes stop, each kind of them, with the documented variant.
+    let mut batch = WriteBatch::new();
+    batch.put(b"refused-batch", b"v");
+    assert_stopped(db.put(b"refused", b"v"), ErrorKind::IOError, "put");
+    assert_stopped(
+        db.put_opt(b"refused", b"v", &write_options(true)),
+        ErrorKind::IOError,
+        "synced put",
+    );
+    assert_stopped(db.delete(key_name(0)), ErrorKind::IOError, "delete");
+    assert_stopped(db.write(batch), ErrorKind::IOError, "batch");
+    assert_stopped(db.flush(), ErrorKind::IOError, "flush");
+    assert_eq!(
+        fs.injected(FaultOp::Create),
+        1,
+        "a refused write created a file"
+    );
+
+    // Reads go on and see every acknowledged write, none of the refused.
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+    }
+    assert_eq!(db.get(b"refused").unwrap(), None);
+    assert_eq!(db.get(b"refused-batch").unwrap(), None);
+    assert!(scan(&db) == model, "a scan while writes are stopped");
+
+    // Still stopped after the reads; `resume` lets writes in again.
+    assert_stopped(
+        db.put(b"refused", b"v"),
+        ErrorKind::IOError,
+        "put before resume",
+    );
+    fs.clear_faults();
+    db.resume().expect("resume after the fault is cleared");
+    db.put_opt(b"after-resume", b"v", &write_options(true))
+        .expect("a write after resume");
+    model.insert(b"after-resume".to_vec(), b"v".to_vec());
+    model.extend(synced_fill(&db, 2000, 40));
+    // The compaction that failed now runs.
+    db.compact_range(None::<&[u8]>, None::<&[u8]>).unwrap();
+    assert_eq!(db.stats().level_files[0], 0);
+    assert!(scan(&db) == model, "after resume");
+
+    drop(db);
+    let db = open(&fs, &o).unwrap();
+    assert!(
+        scan(&db) == model,
+        "an acknowledged write lost across the reopen"
+    );
+    db.put(b"after-reopen", b"v").unwrap();
+}
+
+/// `DB::resume`'s docs: when the background error is not an I/O error
+/// ("corruption is not resumed from") it fails with
+/// `Error::BackgroundError` holding it, and writes stay stopped. Resuming after corruption would let writes go on
+/// over damaged data. The cheapest deterministic way to that state: damage
+/// a data block of a table while the database is closed (opening reads
+/// only a table's footer, index, filter and properties), reopen, and let a
+/// compaction read the block.
+#[test]
+fn resume_refuses_after_a_compaction_met_corruption() {
+    let fs = FaultInjectionFs::new();
+    let o = options_without_automatic_work();
+    let db = open(&fs, &o).unwrap();
+    let model = two_overlapping_tables(&db);
+    drop(db);
+
+    // One bit of the oldest table's first data block flips.
+    let dir = Path::new(DIR);
+    let mut tables: Vec<String> = (fs.list_dir(dir).unwrap().into_iter())
+        .filter(|name| name.ends_with(".sst"))
+        .collect();
+    tables.sort();
+    assert_eq!(tables.len(), 2, "{tables:?}");
+    let path = dir.join(&tables[0]);
+    let mut bytes = fs.read_file(&path).unwrap();
+    bytes[20] ^= 0x40;
+    restore_into(&fs, &Snapshot::from([(path, bytes)]));
+
+    let db = open(&fs, &o).expect("open does not read data blocks");
+    let compacted = db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    assert!(
+        matches!(&compacted, Err(Error::Corruption(_))),
+        "the compaction reads the damaged block: {compacted:?}"
+    );
+    assert_stopped(db.put(b"refused", b"v"), ErrorKind::Corruption, "put");
+
+    // `resume` refuses, with the background error, every time; writes stay stopped.
+    for attempt in 0..2 {
+        match db.resume() {
+            Err(Error::BackgroundError(cause)) => assert!(
+                matches!(&*cause, Error::Corruption(_)),
+                "attempt {attempt}: refused for {cause}"
+            ),
+            other => panic!("attempt {attempt}: resume after corruption gave {other:?}"),
+        }
+        assert_stopped(
+            db.put(b"refused", b"v"),
+            ErrorKind::Corruption,
+            "put after resume",
+        );
+        assert_stopped(db.flush(), ErrorKind::Corruption, "flush after resume");
+    }
+    assert_eq!(db.get(b"refused").unwrap(), None);
+    // The undamaged newer table still answers for every key.
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+    }
 }
 
 /// Read errors (table blocks, the manifest, logs at open): reads return the

@@ -22,8 +22,9 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
     /// # Errors
     ///
     /// The error that stops the steps (the disk is still full, say), after
-    /// which writes stay stopped; or the background error itself when it is
-    /// not an I/O error (corruption is not resumed from).
+    /// which writes stay stopped; or, when the background error is not an
+    /// I/O error (corruption is not resumed from), `Error::BackgroundError`
+    /// holding it, as writes get it.
     ///
     /// # Examples
     ///
