@@ -18,6 +18,10 @@ struct Item {
     panic_in_apply: bool,
     /// `compatible` panics when it tests this item against a leader's.
     panic_in_compatible: bool,
+    /// `size` panics for this item, naming the thread that called it.
+    panic_in_size: bool,
+    /// `no_slowdown` panics for this item, naming the thread that called it.
+    panic_in_no_slowdown: bool,
     applied_on: Option<ThreadId>,
     applied: usize,
 }
@@ -54,10 +58,24 @@ impl Commit<Item> for Recorder {
     type Error = &'static str;
 
     fn size(&self, item: &Item) -> usize {
+        if item.panic_in_size {
+            panic!(
+                "size panics for {} on {:?}",
+                item.id,
+                thread::current().id()
+            );
+        }
         item.size
     }
 
     fn no_slowdown(&self, item: &Item) -> bool {
+        if item.panic_in_no_slowdown {
+            panic!(
+                "no_slowdown panics for {} on {:?}",
+                item.id,
+                thread::current().id()
+            );
+        }
         item.no_slowdown
     }
 
@@ -629,6 +647,109 @@ fn a_publish_panic_reaches_the_thread_that_ran_it_and_the_group_completes() {
         // The publish turn was handed on: the next group leads and returns.
         assert_eq!(group.write(&calm, Item::new(9)).unwrap().applied, 1);
     }
+}
+
+/// A panic in `size` or `no_slowdown` resumes on the submitting writer's
+/// thread before it queues (the `Commit` docs, "Panics"): the writer never
+/// becomes part of a group, so no leader waits for it or leads its item,
+/// and the group goes on taking writes, queued ones included. The queue is
+/// held while the writer submits, so it takes the queued path, where both
+/// are called; had it queued, the held queue would show it. (A writer that
+/// finds the queue idle: the next test.)
+#[test]
+fn a_size_or_no_slowdown_panic_reaches_its_submitter_before_it_queues() {
+    let group = Group::new(quiet_options());
+    let recorder = Recorder::default();
+    let in_size = Item {
+        panic_in_size: true,
+        ..Item::new(0)
+    };
+    let in_no_slowdown = Item {
+        panic_in_no_slowdown: true,
+        ..Item::new(1)
+    };
+    for (item, callback) in [(in_size, "size"), (in_no_slowdown, "no_slowdown")] {
+        let id = item.id;
+        thread::scope(|s| {
+            let guard = group.enter_unbatched();
+            let writer = s.spawn(|| {
+                let outcome = catch_unwind(AssertUnwindSafe(|| group.write(&recorder, item)));
+                (thread::current().id(), outcome)
+            });
+            // Until the writer has panicked, or queued behind the guard
+            // (where it would wait for the guard to go).
+            while !writer.is_finished() && guard.queued() == 0 {
+                thread::yield_now();
+            }
+            let queued = guard.queued();
+            drop(guard);
+            let (thread, outcome) = writer.join().unwrap();
+            assert_eq!(queued, 0, "the writer queued before {callback} panicked");
+            let panic = outcome.expect_err("the callback panicked");
+            assert_eq!(
+                *panic.downcast_ref::<String>().unwrap(),
+                format!("{callback} panics for {id} on {thread:?}"),
+                "the panic resumed on the submitter's thread"
+            );
+        });
+        // No group led, applied or published the item.
+        assert!(recorder.groups.lock().unwrap().is_empty());
+        // Relaxed: the writer was joined.
+        assert_eq!(recorder.applies.load(Relaxed), 0);
+        assert!(recorder.published.lock().unwrap().is_empty());
+        assert_eq!((group.stats().groups, group.stats().members), (0, 0));
+    }
+    // Later writes go through, alone and queued.
+    assert_eq!(group.write(&recorder, Item::new(2)).unwrap().applied, 1);
+    thread::scope(|s| {
+        let guard = group.enter_unbatched();
+        let items = (3..6).map(Item::new).collect();
+        let handles = queue_behind(s, &group, &recorder, &guard, items);
+        drop(guard);
+        join_applied(handles);
+    });
+    let mut seen: Vec<usize> = recorder.groups.lock().unwrap().concat();
+    seen.sort_unstable();
+    assert_eq!(seen, [2, 3, 4, 5]);
+}
+
+/// The same for a writer that finds the queue idle (the path with no
+/// node): `size` and `no_slowdown` are asked before it takes the lead, so a
+/// panic in either leaves no lead behind to hold every later writer. (It
+/// did: `size` was asked once the lone writer led, and the next write
+/// waited for ever.)
+#[test]
+fn a_size_or_no_slowdown_panic_of_a_lone_writer_leaves_the_group_idle() {
+    // Leaked: a write left waiting would keep a scope from ending.
+    let group: &'static Group = Box::leak(Box::new(Group::new(quiet_options())));
+    let recorder: &'static Recorder = Box::leak(Box::default());
+    let in_size = Item {
+        panic_in_size: true,
+        ..Item::new(0)
+    };
+    let in_no_slowdown = Item {
+        panic_in_no_slowdown: true,
+        ..Item::new(1)
+    };
+    for (item, callback) in [(in_size, "size"), (in_no_slowdown, "no_slowdown")] {
+        let id = item.id;
+        let panic = catch_unwind(AssertUnwindSafe(|| group.write(recorder, item)))
+            .expect_err("the callback panicked");
+        assert_eq!(
+            *panic.downcast_ref::<String>().unwrap(),
+            format!("{callback} panics for {id} on {:?}", thread::current().id())
+        );
+        let (done, written) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            let applied = group.write(recorder, Item::new(10 + id)).unwrap().applied;
+            done.send(applied).unwrap();
+        });
+        let applied = written
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("the write after the {callback} panic is stuck"));
+        assert_eq!(applied, 1);
+    }
+    assert_eq!(*recorder.groups.lock().unwrap(), vec![vec![10], vec![11]]);
 }
 
 /// A panic in `compatible` resumes on the leader's thread once its own

@@ -46,8 +46,12 @@ where
     /// `write_queued` does for a writer that finds the queue empty, at the
     /// cost of a mutex's lock and unlock in atomic operations.
     #[inline]
-    pub(super) fn write_alone(&self, commit: &C, item: &mut T) -> Result<(), WriteError<C::Error>> {
-        let size = commit.size(item);
+    pub(super) fn write_alone(
+        &self,
+        commit: &C,
+        item: &mut T,
+        size: usize,
+    ) -> Result<(), WriteError<C::Error>> {
         self.counters.group(1, &self.hot.groups_of_one);
         // SAFETY: we lead (the marker is at the head), and the view lives
         // only for this `lead` call.

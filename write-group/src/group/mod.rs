@@ -414,12 +414,17 @@ where
     #[inline]
     pub fn write_in_place(&self, commit: &C, item: &mut T) -> Result<(), WriteError<C::Error>> {
         let window = commit.gather_window(item);
+        // Asked before the writer takes any role: a panic in either resumes
+        // with the group as it was (a lone writer's lead, once taken, would
+        // have to be given back).
+        let size = commit.size(item);
+        let no_slowdown = commit.no_slowdown(item);
         // A writer that gathers expects an expensive group step: it queues
         // at once, to share it.
         if window.is_zero() && self.try_lead_alone() {
-            return self.write_alone(commit, item);
+            return self.write_alone(commit, item, size);
         }
-        self.write_queued(commit, item, window)
+        self.write_queued(commit, item, window, size, no_slowdown)
     }
 
     /// A write that queues: the writer leads a group of the writers queued
@@ -429,9 +434,9 @@ where
         commit: &C,
         item: &mut T,
         window: Duration,
+        size: usize,
+        no_slowdown: bool,
     ) -> Result<(), WriteError<C::Error>> {
-        let size = commit.size(item);
-        let no_slowdown = commit.no_slowdown(item);
         let gathers = !window.is_zero();
         if gathers {
             self.gathering.enter();
