@@ -4,7 +4,7 @@
 //! and reopening (the manifest's level checks run on every open).
 
 mod common;
-use common::{scan, scan_reverse};
+use common::{GatedTables, scan, scan_reverse};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -280,6 +280,103 @@ fn a_no_slowdown_write_during_a_stall_fails_with_write_stall() {
     // Without `no_slowdown` the same write waits out the slowdown.
     db.put(&refused, b"later").unwrap();
     model.insert(refused, b"later".to_vec());
+    check(&db, &model);
+}
+
+/// `set_level_zero_slowdown_writes_trigger`: "A value above the stop
+/// trigger acts as the stop trigger". A slowdown trigger far above the
+/// stop trigger neither slows writes down before level 0 reaches the stop
+/// trigger nor lets them go on once it does: one file short of it, a
+/// memtable switch goes through; at it, writes stop. `no_slowdown` turns a
+/// stall into `Error::WriteStall` instead of a wait, and level 0 holds its
+/// files: they are flushed where they do not compact yet, and the
+/// database reopened where they do, its table creations held at a gate.
+#[test]
+fn a_slowdown_trigger_above_the_stop_trigger_acts_as_the_stop_trigger() {
+    for files in [2, 3] {
+        slowdown_above_stop(files);
+    }
+}
+
+/// Opens the gate on drop, so that a failed check leaves no
+/// compaction waiting at it (the database waits for its compactions).
+struct GateOpener(GatedTables);
+
+impl Drop for GateOpener {
+    fn drop(&mut self) {
+        self.0.open_gate();
+    }
+}
+
+fn slowdown_above_stop(files: usize) {
+    let fs = FaultInjectionFs::new();
+    let mut o = options(2);
+    o.set_level_zero_file_num_compaction_trigger(8)
+        .set_level_zero_stop_writes_trigger(16);
+    let db = DB::open_with_fs(&o, "/db", Arc::new(fs.clone())).unwrap();
+    let mut model = Model::new();
+    // Files over the same range: a compaction must merge them into a new
+    // table (a file alone in its range would move down without one).
+    for i in 0..files {
+        for k in ["a", "z"] {
+            let v = format!("file {i}").into_bytes();
+            db.put(k, &v).unwrap();
+            model.insert(k.as_bytes().to_vec(), v);
+        }
+        db.flush().unwrap();
+    }
+    drop(db);
+
+    // Two files compact, three stop writes, and a hundred would slow them.
+    let mut o = options(2);
+    o.set_level_zero_file_num_compaction_trigger(2)
+        .set_level_zero_stop_writes_trigger(3)
+        .set_level_zero_slowdown_writes_trigger(100)
+        .set_max_write_buffer_number(4); // a frozen memtable stops nothing
+    let gated = GatedTables::new(fs.clone());
+    let db = DB::open_with_fs(&o, "/db", Arc::new(gated.clone())).unwrap();
+    let gate = GateOpener(gated);
+    assert_eq!(db.stats().level_files[0], files);
+    let mut no_slowdown = WriteOptions::default();
+    no_slowdown.set_no_slowdown(true);
+    // 64 KiB of memtable fills within a few hundred of these writes; stop
+    // at the first switch (its flush waits at the gate) or stall.
+    let refused = (0..10_000u32).find_map(|i| {
+        if db.stats().immutable_memtables > 0 {
+            return None;
+        }
+        let (k, v) = (format!("new{i:05}").into_bytes(), vec![b'v'; 200]);
+        match db.put_opt(&k, &v, &no_slowdown) {
+            Ok(()) => {
+                model.insert(k, v);
+                None
+            }
+            Err(e) => Some((k, e)),
+        }
+    });
+    let stats = db.stats();
+    assert_eq!(stats.level_files[0], files, "no compaction got through");
+    if files < 3 {
+        if let Some((_, e)) = refused {
+            panic!("{files} level-0 files: a write stalled: {e:?}");
+        }
+        assert_eq!(stats.immutable_memtables, 1, "{files} files: no switch");
+        assert_eq!(
+            (stats.write_stalls.slowdowns, stats.write_stalls.stops),
+            (0, 0)
+        );
+    } else {
+        let Some((k, err)) = refused else {
+            panic!("{files} level-0 files: the memtable switched without a stop");
+        };
+        assert!(matches!(err, Error::WriteStall), "{err:?}");
+        assert_eq!(stats.immutable_memtables, 0, "a stop, before any switch");
+        assert_eq!(db.get(&k).unwrap(), None, "a refused write wrote");
+        // Once compaction catches up, the write goes through.
+        drop(gate);
+        db.put(&k, b"later").unwrap();
+        model.insert(k, b"later".to_vec());
+    }
     check(&db, &model);
 }
 

@@ -2,10 +2,13 @@
 //! by the level it set, and each part of a write and a point read lands in
 //! its own metric.
 
+use std::path::Path;
 use std::sync::Arc;
 
-use lsm_demo::env::FaultInjectionFs;
+use lsm_demo::env::{FaultInjectionFs, FileSystem};
+use lsm_demo::key::{InternalKeyComparator, user_key};
 use lsm_demo::perf::{PerfContext, PerfMetric, PerfStatsLevel, set_perf_stats};
+use lsm_demo::table::Table;
 use lsm_demo::{DB, Options, WriteOptions};
 
 fn open(o: &Options) -> DB {
@@ -161,6 +164,69 @@ fn a_point_read_from_tables_counts_blocks_and_filters() {
     assert!(misses >= 90, "{}", ctx.report(false));
     assert!(ctx.metric(PerfMetric::BlockReadCount) <= hits * 2);
     set_perf_stats(PerfStatsLevel::Disable);
+}
+
+/// `Options::set_bloom_bits_per_key(0)` "turns filters off": the table
+/// is built without a filter (it lets every key in) and point reads
+/// consult none, so reads of absent keys within the table's range count
+/// neither a filter hit nor a miss and each reads a data block. The same
+/// reads with the default setting, the control, are nearly all ruled out
+/// by the filter.
+#[test]
+fn bloom_bits_per_key_0_builds_and_consults_no_filter() {
+    for bits in [None, Some(0)] {
+        let mut o = options();
+        if let Some(bits) = bits {
+            o.set_bloom_bits_per_key(bits);
+        }
+        let fs = FaultInjectionFs::new();
+        let db = DB::open_with_fs(&o, "/db", Arc::new(fs.clone())).unwrap();
+        for i in 0..1000u32 {
+            db.put(format!("key{i:05}"), [7u8; 100]).unwrap();
+        }
+        db.flush().unwrap();
+        let absent: Vec<String> = (0..100u32).map(|i| format!("key{i:05}x")).collect();
+        let ctx = measuring(PerfStatsLevel::EnableCount);
+        for k in &absent {
+            assert!(db.get(k).unwrap().is_none());
+        }
+        let (hits, misses, blocks) = (
+            ctx.metric(PerfMetric::BloomSstHitCount),
+            ctx.metric(PerfMetric::BloomSstMissCount),
+            ctx.metric(PerfMetric::BlockReadCount),
+        );
+        set_perf_stats(PerfStatsLevel::Disable);
+        let tables: Vec<String> = fs
+            .list_dir(Path::new("/db"))
+            .unwrap()
+            .into_iter()
+            .filter(|name| name.ends_with(".sst"))
+            .collect();
+        assert_eq!(tables.len(), 1, "{tables:?}");
+        let table = Table::open_file(
+            &fs,
+            &Path::new("/db").join(&tables[0]),
+            Arc::new(InternalKeyComparator::default()),
+            user_key,
+        )
+        .unwrap();
+        let let_in = absent
+            .iter()
+            .filter(|k| table.may_contain(k.as_bytes()))
+            .count();
+        let report = ctx.report(false);
+        if bits == Some(0) {
+            assert_eq!((hits, misses), (0, 0), "{report}");
+            assert!(blocks >= 100, "{report}");
+            assert_eq!(let_in, 100, "the table has a filter");
+            assert_eq!(table.properties().bloom_bits_per_key, 0);
+        } else {
+            assert_eq!(hits + misses, 100, "{report}");
+            assert!(misses >= 90, "{report}");
+            assert!(let_in <= 10, "{let_in} of 100 let in");
+            assert_eq!(table.properties().bloom_bits_per_key, 10);
+        }
+    }
 }
 
 #[test]

@@ -486,6 +486,71 @@ fn iterate_bounds_hold_in_every_direction() {
     }
 }
 
+/// "Point reads (`get`) ignore" the iterate bounds and "point reads
+/// ignore" `prefix_same_as_start` (`ReadOptions::set_iterate_lower_bound`,
+/// `set_iterate_upper_bound`, `set_prefix_same_as_start`): read options
+/// made for a scan and reused for lookups must not hide the keys outside
+/// the scan's range. Every key is found, in a table and in the memtable,
+/// through every point read that takes read options, with bounds that
+/// leave out every key, that are empty, and that are inverted.
+#[test]
+fn point_reads_ignore_iterate_bounds_and_prefix_same_as_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = prefixed_db(dir.path(), Some(SliceTransform::create_fixed_prefix(2)));
+    db.flush().unwrap();
+    db.put(b"ab2", b"newer").unwrap();
+    db.put(b"zz1", b"in the memtable").unwrap();
+    let mut model: BTreeMap<Vec<u8>, Vec<u8>> = ["aa1", "aa2", "ab1", "ab3", "ac1", "bb1"]
+        .into_iter()
+        .map(|k| (k.as_bytes().to_vec(), b"v".to_vec()))
+        .collect();
+    model.insert(b"ab2".to_vec(), b"newer".to_vec());
+    model.insert(b"zz1".to_vec(), b"in the memtable".to_vec());
+    // Every key, and one absent.
+    let probes: Vec<&[u8]> = model
+        .keys()
+        .map(Vec::as_slice)
+        .chain([&b"ab9"[..]])
+        .collect();
+    let want: Vec<Option<Vec<u8>>> = probes.iter().map(|k| model.get(*k).cloned()).collect();
+    for (lower, upper) in [("b", "bb1"), ("ab2", "ab2"), ("zz9", "a")] {
+        let ro = || {
+            let mut ro = same_prefix();
+            ro.set_iterate_lower_bound(lower.as_bytes().to_vec());
+            ro.set_iterate_upper_bound(upper.as_bytes().to_vec());
+            ro
+        };
+        let what = format!("bounds [{lower}, {upper})");
+        // The bounds and the prefix do limit an iterator made with them.
+        let from_ab = IteratorMode::From(b"ab", Direction::Forward);
+        assert!(keys(db.iterator_opt(from_ab, ro())).is_empty(), "{what}");
+        let snap = db.snapshot();
+        for (k, v) in probes.iter().zip(&want) {
+            let k_str = String::from_utf8_lossy(k);
+            assert_eq!(db.get_opt(k, &ro()).unwrap(), *v, "{what}: get_opt {k_str}");
+            assert_eq!(
+                db.get_pinned_opt(k, &ro()).unwrap().as_deref(),
+                v.as_deref(),
+                "{what}: get_pinned_opt {k_str}"
+            );
+            assert_eq!(
+                snap.get_opt(k, ro()).unwrap(),
+                *v,
+                "{what}: snapshot {k_str}"
+            );
+        }
+        let multi = |got: Vec<lsm_demo::Result<Option<Vec<u8>>>>| -> Vec<Option<Vec<u8>>> {
+            got.into_iter().map(Result::unwrap).collect()
+        };
+        assert_eq!(multi(db.multi_get_opt(&probes, &ro())), want, "{what}");
+        assert_eq!(
+            multi(db.batched_multi_get_opt(&probes, false, &ro())),
+            want,
+            "{what}"
+        );
+    }
+}
+
 /// `multi_get` and `batched_multi_get` as the `rocksdb` crate documents
 /// them: one result per key, in the callers' order, duplicates and absent
 /// keys included; and, here, all keys as of one point in time.

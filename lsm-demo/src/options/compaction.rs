@@ -49,7 +49,8 @@ impl Options {
     /// Level-0 files at which writes slow down to
     /// [`set_delayed_write_rate`](Self::set_delayed_write_rate) until
     /// compaction catches up. A value above the stop trigger acts as the
-    /// stop trigger, as in RocksDB.
+    /// stop trigger: writes stop at the stop trigger (RocksDB instead
+    /// raises its stop trigger to this value).
     ///
     /// # Examples
     ///

@@ -123,6 +123,70 @@ fn fill_logs_from_concurrent_writers(
     }
 }
 
+/// Under the `AbsoluteConsistency` recovery mode writers do not write the
+/// log side by side, whatever `allow_concurrent_log_write` says (its docs;
+/// DESIGN.md, "The write path"): that mode refuses the end such a log can
+/// have after a crash. After writes from several threads the log is
+/// therefore an appended one (format version 2, not the positional 3),
+/// with no stripe files beside it, and every record went through the
+/// queue that one appender at a time drains, in sequence order. The same
+/// writes under the default mode, the control, do write side by side
+/// (on Linux).
+#[test]
+fn absolute_consistency_logs_are_appended_one_writer_at_a_time() {
+    for mode in [
+        DBRecoveryMode::AbsoluteConsistency,
+        DBRecoveryMode::PointInTime,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::default();
+        o.create_if_missing(true)
+            .set_wal_recovery_mode(mode)
+            .set_allow_concurrent_log_write(true)
+            .set_wal_stripes(2);
+        let db = DB::open(&o, dir.path()).unwrap();
+        // Off Linux no log is written side by side (no positioned writes).
+        let side_by_side = mode != DBRecoveryMode::AbsoluteConsistency && cfg!(target_os = "linux");
+        assert_eq!(db.shared.copies_directly(), side_by_side, "{mode:?}");
+        let current = log_path(dir.path(), db.shared.log.lock().number);
+        let drained_before = db.shared.log_queue.taken();
+        let (threads, per_thread) = (4u64, 200u64);
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let db = &db;
+                s.spawn(move || {
+                    for i in 0..per_thread {
+                        db.put(format!("{t}-{i}"), [b'v'; 40]).unwrap();
+                    }
+                });
+            }
+        });
+        let writes = threads * per_thread;
+        let drained = db.shared.log_queue.taken() - drained_before;
+        let version = std::fs::read(&current).unwrap()[crate::wal::MAGIC.len()];
+        let stripes: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|name| name.contains(".log."))
+            .collect();
+        if side_by_side {
+            assert_eq!(version, crate::wal::POSITIONAL_VERSION);
+            assert_eq!(stripes.len(), 2, "{stripes:?}");
+            assert_eq!(drained, 0, "writers wrote their own records");
+        } else {
+            assert_eq!(version, crate::wal::FORMAT_VERSION, "an appended log");
+            assert!(stripes.is_empty(), "stripe files: {stripes:?}");
+            assert_eq!(drained, writes, "every record through the queue");
+            // One log, its records in sequence order, each write once.
+            let logs = logged_ranges(dir.path());
+            assert_eq!(logs.len(), 1);
+            assert!(logs[0].windows(2).all(|w| w[0].1 <= w[1].0), "{logs:?}");
+            let entries: u64 = logs[0].iter().map(|(a, b)| b - a).sum();
+            assert_eq!(entries, writes);
+        }
+    }
+}
+
 /// Unlogged writes never touch the log queue: a logged write after
 /// more unlogged sequence numbers than the queue has slots (its post
 /// counts them skipped first), and logged writers beside unlogged ones,
