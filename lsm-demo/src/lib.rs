@@ -81,6 +81,10 @@
 //!   half the measured `fdatasync`, never when it writes alone), so that
 //!   concurrent sync writers share one sync;
 //!   [`Options::set_group_commit_wait`] turns it off.
+//! - A write that panics while it inserts (a comparator that panicked)
+//!   stops writes until the database is reopened, as a poisoned lock
+//!   would: its batch may be partly visible, and no other write waits for
+//!   it.
 //! - Unix only: files are locked with `flock`, read with positioned reads
 //!   (`std::os::unix::fs::FileExt`) and synced with `fdatasync`. It is
 //!   tested on Linux and builds on macOS; it does not build on Windows.

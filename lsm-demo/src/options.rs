@@ -415,7 +415,10 @@ impl Options {
     /// crate's `set_comparator` does. Iterators, seeks, bounds,
     /// `compact_range` and the files' key ranges follow this order.
     /// `compare_fn` must be a total order that says `Equal` only for
-    /// identical keys.
+    /// identical keys. A panic in it during a write reaches that writer,
+    /// and writes then stop (`Error::BackgroundError`, which `resume`
+    /// refuses) until the database is reopened: that batch may be partly
+    /// visible.
     ///
     /// The database records `name` when it is created, and `open` refuses
     /// (`Error::InvalidArgument`) a database created under another name:

@@ -218,3 +218,73 @@ fn range_deletions_are_refused_under_a_comparator() {
     assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"1"[..]));
     assert_eq!(db.get(b"a").unwrap(), None);
 }
+
+/// A comparator that panics on one key: the write that meets it panics
+/// (on its own thread), and the database neither hangs nor takes more
+/// writes. Its sequence range is finished for it (else every later write
+/// would wait for it for ever) and, with `unordered_write`, its pending
+/// insert counted ended (else the close's memtable switch would wait for
+/// it); writes then fail with `Error::BackgroundError` (kind `Aborted`),
+/// which `resume` refuses; reads go on; a reopen starts afresh. With the
+/// log, with it disabled, unordered, and synced (where the write group
+/// finishes the range itself). (Before, the next write waited for ever.)
+#[test]
+fn a_comparator_that_panics_stops_writes_without_hanging_them() {
+    fn touchy(a: &[u8], b: &[u8]) -> Ordering {
+        if a == b"boom" || b == b"boom" {
+            panic!("the comparator refuses boom");
+        }
+        a.cmp(b)
+    }
+    for (disable_wal, unordered, sync) in [
+        (false, false, false),
+        (true, false, false),
+        (false, true, false),
+        (false, false, true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_owned();
+        let (done, finished) = std::sync::mpsc::channel();
+        // On a thread of its own, so that a hang fails the test.
+        std::thread::spawn(move || {
+            let mut o = Options::default();
+            o.create_if_missing(true)
+                .set_unordered_write(unordered)
+                .set_comparator("test.touchy", Box::new(touchy));
+            let mut wo = lsm_demo::WriteOptions::default();
+            wo.disable_wal(disable_wal);
+            wo.set_sync(sync);
+            let db = DB::open(&o, &path).unwrap();
+            db.put_opt(b"a", b"1", &wo).unwrap();
+            let boom = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                db.put_opt(b"boom", b"x", &wo)
+            }));
+            assert!(boom.is_err(), "the comparator panicked in the write");
+            let next = db.put_opt(b"c", b"3", &wo);
+            let Err(Error::BackgroundError(cause)) = &next else {
+                panic!("a write after the panic: {next:?}");
+            };
+            assert_eq!(cause.kind(), ErrorKind::Aborted, "{cause}");
+            assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+            assert!(db.resume().is_err(), "resume after a panicked insert");
+            drop(db);
+            // The log holds the panicked write's record: replayed, it would
+            // panic again. The user's fixed comparator, under its name.
+            o.set_comparator("test.touchy", Box::new(|a: &[u8], b: &[u8]| a.cmp(b)));
+            let db = DB::open(&o, &path).unwrap();
+            db.put(b"d", b"4").unwrap();
+            assert_eq!(db.get(b"d").unwrap().as_deref(), Some(&b"4"[..]));
+            if !disable_wal {
+                assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+            }
+            done.send(()).unwrap();
+        });
+        finished
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "hung or failed (disable_wal {disable_wal}, unordered {unordered}, sync {sync})"
+                )
+            });
+    }
+}

@@ -133,6 +133,50 @@ impl LogFile {
     }
 }
 
+/// What a write's insert leaves behind if it unwinds (a comparator that
+/// panicked): its range, were it left unfinished, would hold every later
+/// write for ever, and its pending insert every memtable switch. Dropped
+/// only while unwinding ([`disarm`](Self::disarm) forgets it), it finishes
+/// the range, counts the insert ended, and stops writes: the batch may be
+/// partly inserted, so the database takes no write until it is reopened
+/// (`resume` refuses the error).
+struct InsertUnwinding<'a> {
+    shared: &'a Shared,
+    /// The write's range, still to be finished.
+    range: Option<Range<u64>>,
+    /// The memtable whose `pending_inserts` counts this insert
+    /// (`unordered_write`).
+    pending: Option<&'a Memtable>,
+}
+
+impl InsertUnwinding<'_> {
+    /// The insert returned: nothing to undo.
+    #[inline]
+    fn disarm(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for InsertUnwinding<'_> {
+    fn drop(&mut self) {
+        if let Some(mem) = self.pending {
+            // Release: as the insert's own decrement.
+            mem.pending_inserts.fetch_sub(1, Ordering::Release);
+        }
+        if let Some(range) = self.range.take() {
+            self.shared.seq.finish(range);
+        }
+        // After the two above: a switch may hold the state lock, which
+        // this takes, while it waits for them.
+        self.shared.set_bg_error(Error::Aborted(
+            "a write panicked while it inserted (a comparator that panicked?); \
+             its batch may be partly visible, and writes stop until the \
+             database is reopened"
+                .into(),
+        ));
+    }
+}
+
 /// A range of a log to start writing back (see `LogFile::writeback_due`).
 struct Writeback {
     syncer: Arc<dyn FileSync>,
@@ -213,7 +257,15 @@ impl write_group::Commit<SyncItem> for Shared {
         // before this load, so it sees the pointer stored before the
         // reservation.
         let mem = unsafe { &*mem };
+        // The group finishes its range whatever happens here (the write
+        // group catches the panic); writes stop all the same.
+        let unwinding = InsertUnwinding {
+            shared: self,
+            range: None,
+            pending: None,
+        };
         self.insert(mem, item.first, &item.batch, &WriteOptions::default());
+        unwinding.disarm();
     }
 
     fn publish(&self, range: Range<u64>) {
@@ -268,7 +320,13 @@ impl Shared {
             // closer's Acquire.
             mem.pending_inserts.fetch_add(1, Ordering::Relaxed);
             self.seq.finish(range.clone());
+            let unwinding = InsertUnwinding {
+                shared: self,
+                range: None,
+                pending: Some(mem),
+            };
             self.insert(mem, range.start, batch, wo);
+            unwinding.disarm();
             // Release: pairs with the waiter's Acquire load.
             mem.pending_inserts.fetch_sub(1, Ordering::Release);
             // Reads stop at the published position: until every earlier
@@ -283,7 +341,13 @@ impl Shared {
             }
             return self.check_logged(range.start);
         }
+        let unwinding = InsertUnwinding {
+            shared: self,
+            range: Some(range.clone()),
+            pending: None,
+        };
         self.insert(mem, range.start, batch, wo);
+        unwinding.disarm();
         self.seq.finish(range.clone());
         // An earlier write may still be inserting: visible means everything
         // up to ours is.
