@@ -720,9 +720,10 @@ fn a_size_or_no_slowdown_panic_reaches_its_submitter_before_it_queues() {
 /// waited for ever.)
 #[test]
 fn a_size_or_no_slowdown_panic_of_a_lone_writer_leaves_the_group_idle() {
-    // Leaked: a write left waiting would keep a scope from ending.
-    let group: &'static Group = Box::leak(Box::new(Group::new(quiet_options())));
-    let recorder: &'static Recorder = Box::leak(Box::default());
+    // Shared with unscoped threads: a write left waiting would keep a
+    // scope from ending, and the test from failing.
+    let group = std::sync::Arc::new(Group::new(quiet_options()));
+    let recorder = std::sync::Arc::new(Recorder::default());
     let in_size = Item {
         panic_in_size: true,
         ..Item::new(0)
@@ -733,21 +734,23 @@ fn a_size_or_no_slowdown_panic_of_a_lone_writer_leaves_the_group_idle() {
     };
     for (item, callback) in [(in_size, "size"), (in_no_slowdown, "no_slowdown")] {
         let id = item.id;
-        let panic = catch_unwind(AssertUnwindSafe(|| group.write(recorder, item)))
+        let panic = catch_unwind(AssertUnwindSafe(|| group.write(&recorder, item)))
             .expect_err("the callback panicked");
         assert_eq!(
             *panic.downcast_ref::<String>().unwrap(),
             format!("{callback} panics for {id} on {:?}", thread::current().id())
         );
         let (done, written) = std::sync::mpsc::channel();
-        thread::spawn(move || {
-            let applied = group.write(recorder, Item::new(10 + id)).unwrap().applied;
+        let (group, recorder) = (group.clone(), recorder.clone());
+        let writer = thread::spawn(move || {
+            let applied = group.write(&recorder, Item::new(10 + id)).unwrap().applied;
             done.send(applied).unwrap();
         });
         let applied = written
             .recv_timeout(Duration::from_secs(20))
             .unwrap_or_else(|_| panic!("the write after the {callback} panic is stuck"));
         assert_eq!(applied, 1);
+        writer.join().unwrap();
     }
     assert_eq!(*recorder.groups.lock().unwrap(), vec![vec![10], vec![11]]);
 }
