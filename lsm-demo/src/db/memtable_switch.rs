@@ -114,22 +114,10 @@ impl Shared {
         }
         let claim = SwitchClaim(&self.switch_claimed);
         self.check_bg_error()?;
-        let (syncer, number) = {
-            let log = self.log.lock();
-            (log.syncer.clone(), log.number)
-        };
-        if let Some(syncer) = syncer {
-            // What the log holds after a failed sync is unknown: no write
-            // in flight now or later may count on its record.
-            let from = self.seq.published();
-            if let Err(e) = syncer.sync() {
-                let err = Error::io(
-                    format!("syncing {}", log_path(&self.dir, number).display()),
-                    e,
-                );
-                self.fail_log_from(self.log.lock(), from, err.clone());
-                return Err(err);
-            }
+        if let (Some(syncer), number) = self.log_syncer() {
+            // A failed sync fails every write in flight now or later: none
+            // may count on its record.
+            self.sync_or_fail_log(&*syncer, number, self.seq.published())?;
         }
         Ok(Some(claim))
     }

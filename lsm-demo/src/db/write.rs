@@ -514,30 +514,46 @@ impl Shared {
         if self.durable.load(Ordering::Acquire) >= target {
             return Ok(());
         }
-        let (syncer, number) = {
-            let log = self.log.lock();
-            (log.syncer.clone(), log.number)
-        };
+        let (syncer, number) = self.log_syncer();
         let Some(syncer) =
             syncer.filter(|_| self.log_failed_from.load(Ordering::Acquire) >= target)
         else {
             return Err(self.background_error());
         };
         let start = Instant::now();
-        if let Err(e) = syncer.sync() {
-            // What the log holds after a failed sync is unknown: no record
-            // may follow. Refuse writes until `resume` retires the log.
-            let err = Error::io(
-                format!("syncing {}", log_path(&self.dir, number).display()),
-                e,
-            );
-            self.fail_log_from(self.log.lock(), target, err.clone());
-            return Err(err);
-        }
+        self.sync_or_fail_log(&*syncer, number, target)?;
         self.note_sync_time(start.elapsed());
         // Release: pairs with the Acquire above, in a later group.
         self.durable.fetch_max(target, Ordering::AcqRel);
         Ok(())
+    }
+
+    /// The current log's sync handle (if it has one) and number, taken
+    /// under the log's lock; the sync itself runs without it, so appends
+    /// go on meanwhile.
+    pub(super) fn log_syncer(&self) -> (Option<Arc<dyn FileSync>>, u64) {
+        let log = self.log.lock();
+        (log.syncer.clone(), log.number)
+    }
+
+    /// Syncs log `number` through `syncer`. What the log holds after a
+    /// failed sync is unknown, so a failure fails the log from `from` on (no
+    /// record may follow; writes are refused until `resume` retires the log)
+    /// and is returned.
+    pub(super) fn sync_or_fail_log(
+        &self,
+        syncer: &dyn FileSync,
+        number: u64,
+        from: u64,
+    ) -> Result<()> {
+        syncer.sync().map_err(|e| {
+            let err = Error::io(
+                format!("syncing {}", log_path(&self.dir, number).display()),
+                e,
+            );
+            self.fail_log_from(self.log.lock(), from, err.clone());
+            err
+        })
     }
 
     fn insert(&self, mem: &Memtable, first: u64, batch: &WriteBatch, wo: &WriteOptions) {
