@@ -236,6 +236,39 @@ fn writes_slow_down_and_stop_on_level_0_and_still_finish() {
     check(&db, &model);
 }
 
+/// Write options that fail a write with `Error::WriteStall` instead of
+/// waiting out a stall.
+fn no_slowdown() -> WriteOptions {
+    let mut o = WriteOptions::default();
+    o.set_no_slowdown(true);
+    o
+}
+
+/// Writes `new00000`, `new00001`, ... (200-byte values; 64 KiB of memtable
+/// fills within a few hundred) with `no_slowdown`, each acknowledged one
+/// into `model`, until one is refused (returned, with its error) or, before
+/// a write, `done` holds (`None`).
+fn write_until_refused(
+    db: &DB,
+    model: &mut Model,
+    done: impl Fn(&DB) -> bool,
+) -> Option<(Vec<u8>, Error)> {
+    let no_slowdown = no_slowdown();
+    for i in 0..10_000u32 {
+        if done(db) {
+            return None;
+        }
+        let (k, v) = (format!("new{i:05}").into_bytes(), vec![b'v'; 200]);
+        match db.put_opt(&k, &v, &no_slowdown) {
+            Ok(()) => {
+                model.insert(k, v);
+            }
+            Err(e) => return Some((k, e)),
+        }
+    }
+    None
+}
+
 /// `WriteOptions::set_no_slowdown` promises `Error::WriteStall` instead
 /// of a wait during a stall: a caller that must not block (a request
 /// handler with a deadline) relies on it. One level-0 file is a slowdown
@@ -254,22 +287,9 @@ fn a_no_slowdown_write_during_a_stall_fails_with_write_stall() {
     db.flush().unwrap();
     assert_eq!(db.stats().level_files[0], 1);
 
-    let mut no_slowdown = WriteOptions::default();
-    no_slowdown.set_no_slowdown(true);
     let mut model = Model::new();
     model.insert(b"first".to_vec(), b"v".to_vec());
-    // 64 KiB of memtable fills within a few hundred of these writes.
-    let (refused, err) = (0..10_000u32)
-        .find_map(|i| {
-            let (k, v) = (format!("new{i:05}").into_bytes(), vec![b'v'; 200]);
-            match db.put_opt(&k, &v, &no_slowdown) {
-                Ok(()) => {
-                    model.insert(k, v);
-                    None
-                }
-                Err(e) => Some((k, e)),
-            }
-        })
+    let (refused, err) = write_until_refused(&db, &mut model, |_| false)
         .expect("the memtable filled, yet no write met the stall");
     assert!(matches!(err, Error::WriteStall), "{err:?}");
     assert_eq!(err.kind(), ErrorKind::Incomplete);
@@ -337,23 +357,8 @@ fn slowdown_above_stop(files: usize) {
     let db = DB::open_with_fs(&o, "/db", Arc::new(gated.clone())).unwrap();
     let gate = GateOpener(gated);
     assert_eq!(db.stats().level_files[0], files);
-    let mut no_slowdown = WriteOptions::default();
-    no_slowdown.set_no_slowdown(true);
-    // 64 KiB of memtable fills within a few hundred of these writes; stop
-    // at the first switch (its flush waits at the gate) or stall.
-    let refused = (0..10_000u32).find_map(|i| {
-        if db.stats().immutable_memtables > 0 {
-            return None;
-        }
-        let (k, v) = (format!("new{i:05}").into_bytes(), vec![b'v'; 200]);
-        match db.put_opt(&k, &v, &no_slowdown) {
-            Ok(()) => {
-                model.insert(k, v);
-                None
-            }
-            Err(e) => Some((k, e)),
-        }
-    });
+    // Up to the first switch (its flush waits at the gate) or stall.
+    let refused = write_until_refused(&db, &mut model, |db| db.stats().immutable_memtables > 0);
     let stats = db.stats();
     assert_eq!(stats.level_files[0], files, "no compaction got through");
     if files < 3 {
@@ -395,8 +400,7 @@ fn pending_compaction_bytes_limits_of_0_never_stall_writes() {
         .set_level_zero_slowdown_writes_trigger(10_000)
         .set_level_zero_stop_writes_trigger(10_000);
     let db = DB::open_with_fs(&o, "/db", Arc::new(FaultInjectionFs::new())).unwrap();
-    let mut no_slowdown = WriteOptions::default();
-    no_slowdown.set_no_slowdown(true);
+    let no_slowdown = no_slowdown();
     let mut model = Model::new();
     // About 500 KiB: several memtable switches, flushes and compactions.
     for i in 0..5000u32 {

@@ -649,6 +649,20 @@ fn a_publish_panic_reaches_the_thread_that_ran_it_and_the_group_completes() {
     }
 }
 
+/// Item 0, whose `size` panics, and item 1, whose `no_slowdown` does, each
+/// with the callback's name.
+fn panicking_before_they_queue() -> [(Item, &'static str); 2] {
+    let in_size = Item {
+        panic_in_size: true,
+        ..Item::new(0)
+    };
+    let in_no_slowdown = Item {
+        panic_in_no_slowdown: true,
+        ..Item::new(1)
+    };
+    [(in_size, "size"), (in_no_slowdown, "no_slowdown")]
+}
+
 /// A panic in `size` or `no_slowdown` resumes on the submitting writer's
 /// thread before it queues (the `Commit` docs, "Panics"): the writer never
 /// becomes part of a group, so no leader waits for it or leads its item,
@@ -660,15 +674,7 @@ fn a_publish_panic_reaches_the_thread_that_ran_it_and_the_group_completes() {
 fn a_size_or_no_slowdown_panic_reaches_its_submitter_before_it_queues() {
     let group = Group::new(quiet_options());
     let recorder = Recorder::default();
-    let in_size = Item {
-        panic_in_size: true,
-        ..Item::new(0)
-    };
-    let in_no_slowdown = Item {
-        panic_in_no_slowdown: true,
-        ..Item::new(1)
-    };
-    for (item, callback) in [(in_size, "size"), (in_no_slowdown, "no_slowdown")] {
+    for (item, callback) in panicking_before_they_queue() {
         let id = item.id;
         thread::scope(|s| {
             let guard = group.enter_unbatched();
@@ -724,15 +730,7 @@ fn a_size_or_no_slowdown_panic_of_a_lone_writer_leaves_the_group_idle() {
     // scope from ending, and the test from failing.
     let group = std::sync::Arc::new(Group::new(quiet_options()));
     let recorder = std::sync::Arc::new(Recorder::default());
-    let in_size = Item {
-        panic_in_size: true,
-        ..Item::new(0)
-    };
-    let in_no_slowdown = Item {
-        panic_in_no_slowdown: true,
-        ..Item::new(1)
-    };
-    for (item, callback) in [(in_size, "size"), (in_no_slowdown, "no_slowdown")] {
+    for (item, callback) in panicking_before_they_queue() {
         let id = item.id;
         let panic = catch_unwind(AssertUnwindSafe(|| group.write(&recorder, item)))
             .expect_err("the callback panicked");
